@@ -1,0 +1,195 @@
+//! Ideal gear with the inertias rigidly attached to its two flanges.
+//!
+//! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
+
+use fmu_runtime::{export_fmu, real, Experiment, Invalid, Model, Var};
+
+#[derive(Debug, Clone)]
+pub struct Gear {
+    // parameters
+    ratio: f64,
+    j_a: f64,
+    j_b: f64,
+    phi_b_start: f64,
+    w_b_start: f64,
+    // calculated parameter
+    j_reflected: f64,
+    // inputs
+    tau_a: f64,
+    tau_b: f64,
+    // states
+    phi_b: f64,
+    w_b: f64,
+    // outputs
+    phi_a: f64,
+    w_a: f64,
+    a_a: f64,
+    a_b: f64,
+    tau_mesh: f64,
+    power_loss: f64,
+}
+
+impl Default for Gear {
+    fn default() -> Self {
+        Gear {
+            ratio: 2.0,
+            j_a: 0.1,
+            j_b: 0.2,
+            phi_b_start: 0.0,
+            w_b_start: 0.0,
+            j_reflected: 0.0,
+            tau_a: 0.0,
+            tau_b: 0.0,
+            phi_b: 0.0,
+            w_b: 0.0,
+            phi_a: 0.0,
+            w_a: 0.0,
+            a_a: 0.0,
+            a_b: 0.0,
+            tau_mesh: 0.0,
+            power_loss: 0.0,
+        }
+    }
+}
+
+impl Gear {
+    /// Acceleration of the b side: (J_b + ratio^2 J_a) a_b = tau_b + ratio tau_a.
+    fn acceleration_b(&self) -> f64 {
+        (self.tau_b + self.ratio * self.tau_a) / self.j_reflected
+    }
+}
+
+const DYNAMIC: &[&str] = &["tau_a", "tau_b"];
+const INITIAL_DYNAMIC: &[&str] = &["ratio", "J_a", "J_b", "tau_a", "tau_b"];
+
+impl Model for Gear {
+    const NAME: &'static str = "Gear";
+    const DESCRIPTION: &'static str =
+        "Ideal gear phi_a = ratio*phi_b carrying the inertias of both flanges, driven by external torques";
+    const DOCUMENTATION: &'static str = include_str!("../documentation.html");
+    const DEFAULT_EXPERIMENT: Experiment =
+        Experiment { start: 0.0, stop: 2.0, tolerance: 1e-8, step: 1e-3 };
+    const STATES: usize = 2;
+
+    fn variables() -> Vec<Var<Self>> {
+        vec![
+            Var::parameter("ratio", real!(ratio))
+                .describe("Gear ratio phi_a/phi_b; non-zero, negative reverses the direction"),
+            Var::parameter("J_a", real!(j_a))
+                .unit("kg.m2")
+                .min(0.0)
+                .describe("Inertia rigidly attached to flange a"),
+            Var::parameter("J_b", real!(j_b))
+                .unit("kg.m2")
+                .min(0.0)
+                .describe("Inertia rigidly attached to flange b"),
+            Var::parameter("phi_b_start", real!(phi_b_start))
+                .unit("rad")
+                .describe("Initial angle of flange b"),
+            Var::parameter("w_b_start", real!(w_b_start))
+                .unit("rad/s")
+                .describe("Initial speed of flange b"),
+            Var::input("tau_a", real!(tau_a))
+                .unit("N.m")
+                .describe("External torque on the a-side inertia, positive in the positive direction of rotation"),
+            Var::input("tau_b", real!(tau_b))
+                .unit("N.m")
+                .describe("External torque on the b-side inertia, positive in the positive direction of rotation"),
+            Var::output("phi_a", real!(phi_a))
+                .unit("rad")
+                .describe("Angle of flange a")
+                .depends_on(&["phi_b"])
+                .initial_depends_on(&["ratio", "phi_b_start"]),
+            Var::output("w_a", real!(w_a))
+                .unit("rad/s")
+                .describe("Speed of flange a")
+                .depends_on(&["w_b"])
+                .initial_depends_on(&["ratio", "w_b_start"]),
+            Var::output("a_a", real!(a_a))
+                .unit("rad/s2")
+                .describe("Acceleration of flange a")
+                .depends_on(DYNAMIC)
+                .initial_depends_on(INITIAL_DYNAMIC),
+            Var::output("phi_b", real!(phi_b))
+                .unit("rad")
+                .describe("Angle of flange b (state)")
+                .depends_on(&["phi_b"])
+                .initial_depends_on(&["phi_b_start"]),
+            Var::output("w_b", real!(w_b))
+                .unit("rad/s")
+                .describe("Speed of flange b (state)")
+                .derivative_of("phi_b")
+                .depends_on(&["w_b"])
+                .initial_depends_on(&["w_b_start"]),
+            Var::output("a_b", real!(a_b))
+                .unit("rad/s2")
+                .describe("Acceleration of flange b")
+                .derivative_of("w_b")
+                .depends_on(DYNAMIC)
+                .initial_depends_on(INITIAL_DYNAMIC),
+            Var::output("tau_mesh", real!(tau_mesh))
+                .unit("N.m")
+                .describe("Torque the gear exerts on the a-side inertia through flange a")
+                .depends_on(DYNAMIC)
+                .initial_depends_on(INITIAL_DYNAMIC),
+            Var::output("power_loss", real!(power_loss))
+                .unit("W")
+                .describe("Power dissipated in the gear: identically 0 for the ideal gear")
+                .depends_on(&[])
+                .initial_depends_on(&[]),
+            Var::calculated_parameter("J_reflected", real!(j_reflected))
+                .unit("kg.m2")
+                .describe("Inertia reflected to flange b: J_b + ratio^2 J_a")
+                .initial_depends_on(&["ratio", "J_a", "J_b"]),
+        ]
+    }
+
+    fn initialize(&mut self) -> Result<(), Invalid> {
+        if !(self.ratio.is_finite() && self.ratio != 0.0) {
+            return Err(Invalid::new("ratio", self.ratio, "must be finite and non-zero"));
+        }
+        for (name, j) in [("J_a", self.j_a), ("J_b", self.j_b)] {
+            if !(j.is_finite() && j >= 0.0) {
+                return Err(Invalid::new(name, j, "must be finite and >= 0"));
+            }
+        }
+        self.j_reflected = self.j_b + self.ratio * self.ratio * self.j_a;
+        if !(self.j_reflected > 0.0 && self.j_reflected.is_finite()) {
+            return Err(Invalid::new(
+                "J_reflected",
+                self.j_reflected,
+                "J_b + ratio^2 J_a must be positive and finite",
+            ));
+        }
+        self.phi_b = self.phi_b_start;
+        self.w_b = self.w_b_start;
+        Ok(())
+    }
+
+    fn get_states(&self, x: &mut [f64]) {
+        x[0] = self.phi_b;
+        x[1] = self.w_b;
+    }
+
+    fn set_states(&mut self, x: &[f64]) {
+        self.phi_b = x[0];
+        self.w_b = x[1];
+    }
+
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        dx[0] = self.w_b;
+        dx[1] = self.acceleration_b();
+    }
+
+    fn update_outputs(&mut self, _t: f64) {
+        self.a_b = self.acceleration_b();
+        self.phi_a = self.ratio * self.phi_b;
+        self.w_a = self.ratio * self.w_b;
+        self.a_a = self.ratio * self.a_b;
+        // J_a a_a = tau_a + tau_mesh
+        self.tau_mesh = self.j_a * self.a_a - self.tau_a;
+        self.power_loss = 0.0;
+    }
+}
+
+export_fmu!(Gear);

@@ -1,0 +1,267 @@
+//! modelDescription.xml, the GUID and documentation/index.html, all from the variable table.
+
+use crate::logger::CATEGORIES;
+use crate::model::Model;
+use crate::variables::{Access, Causality, Initial, Var, Variability};
+use model_description as md;
+
+/// SI exponents (kg, m, s, rad) of every unit a model may use, and its display unit.
+const UNITS: &[(&str, [i32; 4], Option<(&str, f64)>)] = &[
+    ("rad", [0, 0, 0, 1], Some(("deg", 57.29577951308232))),
+    ("rad/s", [0, 0, -1, 1], Some(("rpm", 9.549296585513721))),
+    ("rad/s2", [0, 0, -2, 1], None),
+    ("N.m", [1, 2, -2, 0], None),
+    ("N.m/rad", [1, 2, -2, -1], None),
+    ("N.m.s/rad", [1, 2, -1, -1], None),
+    ("kg.m2", [1, 2, 0, 0], None),
+    ("N", [1, 1, -2, 0], None),
+    ("m", [0, 1, 0, 0], None),
+    ("m/s", [0, 1, -1, 0], None),
+    ("m/s2", [0, 1, -2, 0], None),
+    ("kg", [1, 0, 0, 0], None),
+    ("W", [1, 2, -3, 0], None),
+    ("J", [1, 2, -2, 0], None),
+    ("s", [0, 0, 1, 0], None),
+];
+
+fn unit_entry(name: &str) -> &'static (&'static str, [i32; 4], Option<(&'static str, f64)>) {
+    UNITS
+        .iter()
+        .find(|u| u.0 == name)
+        .unwrap_or_else(|| panic!("unit '{name}' is not in the runtime's unit table"))
+}
+
+/// FNV-1a, 128 bit: a GUID that changes whenever the model's interface does.
+fn fnv1a_128(bytes: &[u8]) -> u128 {
+    let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
+    for &b in bytes {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(0x0000000001000000000000000000013B);
+    }
+    h
+}
+
+pub fn guid<M: Model>() -> String {
+    let mut key = format!("{}|{}|", M::NAME, env!("CARGO_PKG_VERSION"));
+    let defaults = M::default();
+    for v in M::variables() {
+        key += &format!(
+            "{}:{:?}:{:?}:{}:{:?}:{}|",
+            v.name,
+            v.causality,
+            v.variability,
+            v.is_real(),
+            v.unit,
+            v.value(&defaults).to_bits()
+        );
+    }
+    let h = fnv1a_128(key.as_bytes());
+    format!(
+        "{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}",
+        (h >> 96) as u32,
+        (h >> 80) as u16,
+        (h >> 64) as u16,
+        (h >> 48) as u16,
+        h & 0xffff_ffff_ffff
+    )
+}
+
+/// The start value is written where the standard requires it (initial exact/approx, inputs).
+fn has_start<M>(v: &Var<M>) -> bool {
+    v.causality == Causality::Input || matches!(v.initial, Some(Initial::Exact | Initial::Approx))
+}
+
+fn index_of<M>(vars: &[Var<M>], name: &str) -> usize {
+    vars.iter()
+        .position(|v| v.name == name)
+        .unwrap_or_else(|| panic!("variable table names unknown variable '{name}'"))
+        + 1
+}
+
+fn indices<M>(vars: &[Var<M>], names: Option<&[&str]>) -> Option<Vec<usize>> {
+    names.map(|ns| {
+        let mut ix: Vec<usize> = ns.iter().map(|n| index_of(vars, n)).collect();
+        ix.sort_unstable();
+        ix
+    })
+}
+
+pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelDescription {
+    let vars = M::variables();
+    let defaults = M::default();
+    let mut units: Vec<&str> = vars.iter().filter_map(|v| v.unit).collect();
+    units.sort_unstable();
+    units.dedup();
+
+    let model_variables = vars
+        .iter()
+        .enumerate()
+        .map(|(vr, v)| {
+            let start = has_start(v);
+            let kind = match &v.access {
+                Access::Real { get, .. } => md::VariableType::Real {
+                    start: start.then(|| get(&defaults)),
+                    unit: v.unit.map(String::from),
+                    display_unit: v.unit.and_then(|u| unit_entry(u).2).map(|d| d.0.to_string()),
+                    min: v.min,
+                    max: v.max,
+                    derivative: v.derivative_of.map(|s| index_of(&vars, s)),
+                },
+                Access::Integer { get, .. } => md::VariableType::Integer {
+                    start: start.then(|| get(&defaults)),
+                    min: v.min.map(|x| x as i32),
+                    max: v.max.map(|x| x as i32),
+                },
+            };
+            md::ScalarVariable {
+                name: v.name.into(),
+                value_reference: vr as u32,
+                description: v.description.into(),
+                causality: v.causality,
+                variability: v.variability,
+                initial: v.initial,
+                kind,
+            }
+        })
+        .collect();
+
+    let unknown = |i: usize, deps: Option<&[&str]>| md::Unknown {
+        index: i + 1,
+        dependencies: indices(&vars, deps),
+    };
+    let mut structure = md::ModelStructure::default();
+    for (i, v) in vars.iter().enumerate() {
+        if v.causality == Causality::Output {
+            structure.outputs.push(unknown(i, v.depends_on));
+        }
+        if v.derivative_of.is_some() {
+            structure.derivatives.push(unknown(i, v.depends_on));
+        }
+    }
+    // States are the variables a derivative points at.
+    let states: Vec<&str> = vars.iter().filter_map(|v| v.derivative_of).collect();
+    for (i, v) in vars.iter().enumerate() {
+        let calculated = !matches!(v.initial, Some(Initial::Exact))
+            && v.causality != Causality::Input
+            && v.variability != Variability::Constant;
+        let initial_unknown = match v.causality {
+            Causality::Output | Causality::CalculatedParameter => calculated,
+            _ => calculated && (v.derivative_of.is_some() || states.contains(&v.name)),
+        };
+        if initial_unknown {
+            structure.initial_unknowns.push(unknown(i, v.initial_depends_on));
+        }
+    }
+
+    let e = M::DEFAULT_EXPERIMENT;
+    md::ModelDescription {
+        model_name: M::NAME.into(),
+        guid: guid::<M>(),
+        description: M::DESCRIPTION.into(),
+        author: "drivetrain-fmus".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        generation_tool: format!("drivetrain-fmus fmu-runtime {}", env!("CARGO_PKG_VERSION")),
+        generation_date_and_time: generation_date_and_time.into(),
+        co_simulation: md::CoSimulation {
+            model_identifier: M::NAME.into(),
+            can_handle_variable_communication_step_size: true,
+            can_interpolate_inputs: true,
+            max_output_derivative_order: 0,
+            can_get_and_set_fmu_state: true,
+            can_serialize_fmu_state: true,
+            provides_directional_derivative: false,
+            can_not_use_memory_management_functions: true,
+        },
+        unit_definitions: units
+            .iter()
+            .map(|&name| {
+                let (_, [kg, m, s, rad], display) = *unit_entry(name);
+                md::Unit {
+                    name: name.into(),
+                    base_unit: md::BaseUnit { kg, m, s, rad, factor: 1.0 },
+                    display_units: display
+                        .map(|(n, f)| md::DisplayUnit { name: n.into(), factor: f, offset: 0.0 })
+                        .into_iter()
+                        .collect(),
+                }
+            })
+            .collect(),
+        log_categories: CATEGORIES
+            .iter()
+            .map(|(n, d)| md::LogCategory { name: n.to_string(), description: d.to_string() })
+            .collect(),
+        default_experiment: Some(md::DefaultExperiment {
+            start_time: e.start,
+            stop_time: e.stop,
+            tolerance: e.tolerance,
+            step_size: e.step,
+        }),
+        model_variables,
+        model_structure: structure,
+    }
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// documentation/index.html: the model's own text followed by the generated variable table.
+pub fn documentation<M: Model>() -> String {
+    let vars = M::variables();
+    let defaults = M::default();
+    let mut rows = String::new();
+    for (vr, v) in vars.iter().enumerate() {
+        let start = if has_start(v) { format!("{}", v.value(&defaults)) } else { String::new() };
+        let range = match (v.min, v.max) {
+            (None, None) => String::new(),
+            (min, max) => format!(
+                "[{}, {}]",
+                min.map_or("-inf".into(), |x| x.to_string()),
+                max.map_or("inf".into(), |x| x.to_string())
+            ),
+        };
+        rows += &format!(
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            html_escape(v.name),
+            vr,
+            v.causality.as_str(),
+            v.unit.unwrap_or(""),
+            start,
+            range,
+            html_escape(v.description)
+        );
+    }
+    let e = M::DEFAULT_EXPERIMENT;
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>{name}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:auto}} table{{border-collapse:collapse}}
+td,th{{border:1px solid #999;padding:2px 6px}} pre{{background:#f4f4f4;padding:6px}}</style></head>
+<body>
+<h1>{name}</h1>
+<p>{description}</p>
+{body}
+<h2>Variables</h2>
+<table>
+<tr><th>Name</th><th>Value reference</th><th>Causality</th><th>Unit</th><th>Start</th><th>Valid range</th><th>Description</th></tr>
+{rows}</table>
+<h2>Simulation</h2>
+<p>FMI 2.0 Co-Simulation. Internal integration with diffsol's Tsit45 (explicit Runge-Kutta 5(4) with
+error control) at the relative tolerance given to <code>fmi2SetupExperiment</code>
+(default {tol:e}); state events are located inside the communication step.
+Variable communication steps, first-order input derivatives
+(<code>fmi2SetRealInputDerivatives</code>), and get/set/serialize FMU state are supported.
+Default experiment: {start} s to {stop} s with a {step} s communication step.</p>
+</body>
+</html>
+"#,
+        name = M::NAME,
+        description = html_escape(M::DESCRIPTION),
+        body = M::DOCUMENTATION,
+        tol = e.tolerance,
+        start = e.start,
+        stop = e.stop,
+        step = e.step,
+    )
+}

@@ -1,0 +1,776 @@
+//! The C ABI: every fmi2* function of the Co-Simulation interface, generic over the model.
+//! [`export_fmu!`](crate::export_fmu) instantiates them with `#[no_mangle]` names in a
+//! component crate.
+//!
+//! Every entry point checks its pointers, checks the call against the state machine, and runs
+//! the call inside `catch_unwind`: a panic becomes fmi2Fatal for that instance, never an unwind
+//! into the importer. The instance is the only state; there is nothing global.
+
+use crate::describe;
+use crate::instance::{allowed, CallResult, FmiState, Instance};
+use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, FATAL, OK};
+use crate::model::Model;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const CO_SIMULATION: c_int = 1;
+
+/// An FMU state handed to the importer: the serialized bytes.
+struct FmuState {
+    bytes: Vec<u8>,
+}
+
+/// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
+unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
+    if n == 0 {
+        Ok(&[])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts(ptr, n))
+    }
+}
+
+unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &str) -> Result<&'a mut [T], String> {
+    if n == 0 {
+        Ok(&mut [])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts_mut(ptr, n))
+    }
+}
+
+unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
+    ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Runs `f` on the instance behind `c` if `function` is allowed in its state.
+unsafe fn call<M: Model>(
+    c: *mut c_void,
+    function: &str,
+    states: &[FmiState],
+    f: impl FnOnce(&mut Instance<M>) -> CallResult,
+) -> Status {
+    let Some(instance) = (c as *mut Instance<M>).as_mut() else {
+        return ERROR;
+    };
+    instance.logger.log(OK, Category::Calls, function);
+    if let Err(msg) = instance.check_state(function, states) {
+        instance.logger.log(ERROR, Category::Error, &msg);
+        return ERROR;
+    }
+    match catch_unwind(AssertUnwindSafe(|| f(&mut *instance))) {
+        Ok(Ok(status)) => status,
+        Ok(Err(msg)) => {
+            instance.logger.log(ERROR, Category::Error, &format!("{function}: {msg}"));
+            ERROR
+        }
+        Err(payload) => {
+            instance.state = FmiState::Fatal;
+            let msg = format!("{function}: internal error: {}", panic_text(&*payload));
+            instance.logger.log(FATAL, Category::Error, &msg);
+            FATAL
+        }
+    }
+}
+
+pub fn types_platform() -> *const c_char {
+    c"default".as_ptr()
+}
+
+pub fn version() -> *const c_char {
+    c"2.0".as_ptr()
+}
+
+/// # Safety
+/// Pointers as in the FMI 2.0 standard for fmi2Instantiate.
+pub unsafe fn instantiate<M: Model>(
+    instance_name: *const c_char,
+    fmu_type: c_int,
+    guid: *const c_char,
+    _resource_location: *const c_char,
+    functions: *const CallbackFunctions,
+    _visible: c_int,
+    logging_on: c_int,
+) -> *mut c_void {
+    let result = catch_unwind(|| {
+        let (callback, env) = match functions.as_ref() {
+            Some(f) => (f.logger, f.component_environment),
+            None => (None, std::ptr::null_mut()),
+        };
+        let name = match instance_name.as_ref() {
+            Some(_) => CStr::from_ptr(instance_name).to_string_lossy().into_owned(),
+            None => String::new(),
+        };
+        let logger = Logger::new(callback, env, &name, logging_on != 0);
+        let fail = |msg: &str| {
+            logger.log(ERROR, Category::Error, &format!("fmi2Instantiate: {msg}"));
+            std::ptr::null_mut()
+        };
+        if instance_name.is_null() || name.is_empty() {
+            return fail("instanceName is NULL or empty");
+        }
+        if fmu_type != CO_SIMULATION {
+            return fail(&format!(
+                "fmuType {fmu_type} requested; {} is a Co-Simulation FMU only",
+                M::NAME
+            ));
+        }
+        let expected = describe::guid::<M>();
+        let given = match guid.as_ref() {
+            Some(_) => CStr::from_ptr(guid).to_string_lossy().into_owned(),
+            None => return fail("fmuGUID is NULL"),
+        };
+        if given != expected {
+            return fail(&format!("fmuGUID {given} does not match {expected}"));
+        }
+        // The resource location may be NULL or anything: these models ship no resources.
+        let instance = Box::new(Instance::<M>::new(logger));
+        Box::into_raw(instance) as *mut c_void
+    });
+    result.unwrap_or(std::ptr::null_mut())
+}
+
+/// # Safety
+/// `c` is NULL or was returned by [`instantiate`] for the same model and not freed.
+pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
+    if !c.is_null() {
+        let _ = catch_unwind(|| drop(Box::from_raw(c as *mut Instance<M>)));
+    }
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_debug_logging<M: Model>(
+    c: *mut c_void,
+    on: c_int,
+    n: usize,
+    categories: *const *const c_char,
+) -> Status {
+    call::<M>(c, "fmi2SetDebugLogging", allowed::ANY_BUT_FATAL, |inst| {
+        let mut names = Vec::with_capacity(n);
+        for &p in slice(categories, n, "categories")? {
+            if p.is_null() {
+                return Err("a category name is NULL".into());
+            }
+            names.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+        }
+        inst.logger.configure(on != 0, &names)?;
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn setup_experiment<M: Model>(
+    c: *mut c_void,
+    tolerance_defined: c_int,
+    tolerance: f64,
+    start: f64,
+    stop_defined: c_int,
+    stop: f64,
+) -> Status {
+    call::<M>(c, "fmi2SetupExperiment", allowed::INSTANTIATED, |inst| {
+        let tol = (tolerance_defined != 0).then_some(tolerance);
+        inst.setup_experiment(tol, start, (stop_defined != 0).then_some(stop))
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn enter_initialization_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi2EnterInitializationMode", allowed::INSTANTIATED, |inst| {
+        inst.enter_initialization_mode()
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi2ExitInitializationMode", allowed::INITIALIZATION, |inst| {
+        inst.exit_initialization_mode()
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn terminate<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi2Terminate", allowed::TERMINATE, |inst| inst.terminate())
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn reset<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi2Reset", allowed::ANY_BUT_FATAL, |inst| {
+        inst.reset();
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_real<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *mut f64) -> Status {
+    call::<M>(c, "fmi2GetReal", allowed::GET, |inst| {
+        inst.get_real(slice(vr, n, "vr")?, slice_mut(v, n, "value")?)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_integer<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *mut c_int,
+) -> Status {
+    call::<M>(c, "fmi2GetInteger", allowed::GET, |inst| {
+        inst.get_integer(slice(vr, n, "vr")?, slice_mut(v, n, "value")?)
+    })
+}
+
+/// Boolean and String: these models declare none, so any value reference is unknown.
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn no_such_type<M: Model>(
+    c: *mut c_void,
+    function: &str,
+    states: &[FmiState],
+    vr: *const u32,
+    n: usize,
+) -> Status {
+    call::<M>(c, function, states, |_| {
+        match slice(vr, n, "vr")?.first() {
+            None => Ok(OK),
+            Some(vr) => Err(format!("value reference {vr} is not of this type: the model has none")),
+        }
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_real<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *const f64) -> Status {
+    call::<M>(c, "fmi2SetReal", allowed::SET, |inst| {
+        inst.set_real(slice(vr, n, "vr")?, slice(v, n, "value")?)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_integer<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *const c_int,
+) -> Status {
+    call::<M>(c, "fmi2SetInteger", allowed::SET, |inst| {
+        inst.set_integer(slice(vr, n, "vr")?, slice(v, n, "value")?)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
+    call::<M>(c, "fmi2GetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
+        let slot = out(state, "FMUstate")?;
+        let bytes = inst.snapshot();
+        match (*slot as *mut FmuState).as_mut() {
+            // A state passed in is overwritten, as the standard allows.
+            Some(existing) => existing.bytes = bytes,
+            None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
+        }
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules; `state` was made by this model's fmi2GetFMUstate or
+/// fmi2DeSerializeFMUstate.
+pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Status {
+    call::<M>(c, "fmi2SetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
+        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
+        inst.restore(&s.bytes)?;
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// As [`set_fmu_state`].
+pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
+    call::<M>(c, "fmi2FreeFMUstate", allowed::ANY_BUT_FATAL, |_| {
+        if let Some(slot) = state.as_mut() {
+            if !slot.is_null() {
+                drop(Box::from_raw(*slot as *mut FmuState));
+                *slot = std::ptr::null_mut();
+            }
+        }
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// As [`set_fmu_state`].
+pub unsafe fn serialized_size<M: Model>(
+    c: *mut c_void,
+    state: *mut c_void,
+    size: *mut usize,
+) -> Status {
+    call::<M>(c, "fmi2SerializedFMUstateSize", allowed::ANY_BUT_FATAL, |_| {
+        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
+        *out(size, "size")? = s.bytes.len();
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// As [`set_fmu_state`]; `bytes` holds `size` bytes.
+pub unsafe fn serialize<M: Model>(
+    c: *mut c_void,
+    state: *mut c_void,
+    bytes: *mut c_char,
+    size: usize,
+) -> Status {
+    call::<M>(c, "fmi2SerializeFMUstate", allowed::ANY_BUT_FATAL, |_| {
+        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
+        if size < s.bytes.len() {
+            return Err(format!("buffer of {size} bytes is smaller than the state ({})", s.bytes.len()));
+        }
+        let dst = slice_mut(bytes as *mut u8, s.bytes.len(), "serializedState")?;
+        dst.copy_from_slice(&s.bytes);
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules; `bytes` holds `size` bytes.
+pub unsafe fn deserialize<M: Model>(
+    c: *mut c_void,
+    bytes: *const c_char,
+    size: usize,
+    state: *mut *mut c_void,
+) -> Status {
+    call::<M>(c, "fmi2DeSerializeFMUstate", allowed::ANY_BUT_FATAL, |inst| {
+        let src = slice(bytes as *const u8, size, "serializedState")?;
+        // Check it against this instance's model now, so a corrupt state fails here.
+        inst.check_snapshot(src)?;
+        let slot = out(state, "FMUstate")?;
+        match (*slot as *mut FmuState).as_mut() {
+            Some(existing) => existing.bytes = src.to_vec(),
+            None => *slot = Box::into_raw(Box::new(FmuState { bytes: src.to_vec() })) as *mut c_void,
+        }
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_input_derivatives<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    order: *const c_int,
+    v: *const f64,
+) -> Status {
+    call::<M>(c, "fmi2SetRealInputDerivatives", allowed::SET, |inst| {
+        inst.set_input_derivatives(
+            slice(vr, n, "vr")?,
+            slice(order, n, "order")?,
+            slice(v, n, "value")?,
+        )
+    })
+}
+
+/// Unsupported features: a logged fmi2Error (an empty request is trivially fine).
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, why: &str) -> Status {
+    call::<M>(c, function, allowed::ANY_BUT_FATAL, |_| {
+        if n == 0 {
+            Ok(OK)
+        } else {
+            Err(why.to_string())
+        }
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_prior: c_int) -> Status {
+    call::<M>(c, "fmi2DoStep", allowed::STEP_COMPLETE, |inst| inst.do_step(tc, h))
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn cancel_step<M: Model>(c: *mut c_void) -> Status {
+    // doStep is synchronous: there is never a step in progress to cancel.
+    call::<M>(c, "fmi2CancelStep", &[], |_| Ok(OK))
+}
+
+const LAST_SUCCESSFUL_TIME: c_int = 2;
+const TERMINATED: c_int = 3;
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_real_status<M: Model>(c: *mut c_void, kind: c_int, v: *mut f64) -> Status {
+    call::<M>(c, "fmi2GetRealStatus", allowed::STATUS, |inst| {
+        if kind != LAST_SUCCESSFUL_TIME {
+            return Ok(DISCARD);
+        }
+        *out(v, "value")? = inst.last_successful_time();
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_boolean_status<M: Model>(c: *mut c_void, kind: c_int, v: *mut c_int) -> Status {
+    call::<M>(c, "fmi2GetBooleanStatus", allowed::STATUS, |_| {
+        if kind != TERMINATED {
+            return Ok(DISCARD);
+        }
+        // The slave never asks to end the simulation.
+        *out(v, "value")? = 0;
+        Ok(OK)
+    })
+}
+
+/// fmi2GetStatus, fmi2GetIntegerStatus, fmi2GetStringStatus: they only describe asynchronous
+/// steps, which never happen, so there is no value to give.
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn no_status<M: Model>(c: *mut c_void, function: &str) -> Status {
+    call::<M>(c, function, allowed::STATUS, |_| Ok(DISCARD))
+}
+
+/// For the xtask: modelDescription.xml (`what == 0`, stamped with `timestamp`) or
+/// documentation/index.html (`what == 1`). Free the result with [`free_string`].
+/// # Safety
+/// `timestamp` is NULL or a C string.
+pub unsafe fn describe<M: Model>(what: c_int, timestamp: *const c_char) -> *mut c_char {
+    let result = catch_unwind(|| {
+        let text = match what {
+            0 => {
+                let ts = match timestamp.as_ref() {
+                    Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
+                    None => "1970-01-01T00:00:00Z".into(),
+                };
+                describe::model_description::<M>(&ts).to_xml()
+            }
+            1 => describe::documentation::<M>(),
+            _ => return std::ptr::null_mut(),
+        };
+        CString::new(text).map_or(std::ptr::null_mut(), CString::into_raw)
+    });
+    result.unwrap_or(std::ptr::null_mut())
+}
+
+/// # Safety
+/// `s` is NULL or came from [`describe`].
+pub unsafe fn free_string(s: *mut c_char) {
+    if !s.is_null() {
+        drop(CString::from_raw(s));
+    }
+}
+
+/// Exports the whole FMI 2.0 Co-Simulation API for a model type, plus two functions
+/// (`drivetrain_fmu_describe`, `drivetrain_fmu_free_string`) with which the xtask writes
+/// modelDescription.xml and the documentation from the binary's own variable table.
+#[macro_export]
+macro_rules! export_fmu {
+    ($model:ty) => {
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        mod fmi2_exports {
+            use super::*;
+            use ::std::ffi::{c_char, c_int, c_void};
+            use $crate::ffi;
+            use $crate::instance::allowed;
+            use $crate::logger::CallbackFunctions;
+            type M = $model;
+
+            #[no_mangle]
+            pub extern "C" fn fmi2GetTypesPlatform() -> *const c_char {
+                ffi::types_platform()
+            }
+            #[no_mangle]
+            pub extern "C" fn fmi2GetVersion() -> *const c_char {
+                ffi::version()
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetDebugLogging(
+                c: *mut c_void,
+                on: c_int,
+                n: usize,
+                cats: *const *const c_char,
+            ) -> c_int {
+                ffi::set_debug_logging::<M>(c, on, n, cats)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2Instantiate(
+                name: *const c_char,
+                kind: c_int,
+                guid: *const c_char,
+                resources: *const c_char,
+                functions: *const CallbackFunctions,
+                visible: c_int,
+                logging_on: c_int,
+            ) -> *mut c_void {
+                ffi::instantiate::<M>(name, kind, guid, resources, functions, visible, logging_on)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2FreeInstance(c: *mut c_void) {
+                ffi::free_instance::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetupExperiment(
+                c: *mut c_void,
+                tol_defined: c_int,
+                tol: f64,
+                start: f64,
+                stop_defined: c_int,
+                stop: f64,
+            ) -> c_int {
+                ffi::setup_experiment::<M>(c, tol_defined, tol, start, stop_defined, stop)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> c_int {
+                ffi::enter_initialization_mode::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> c_int {
+                ffi::exit_initialization_mode::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2Terminate(c: *mut c_void) -> c_int {
+                ffi::terminate::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2Reset(c: *mut c_void) -> c_int {
+                ffi::reset::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetReal(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                v: *mut f64,
+            ) -> c_int {
+                ffi::get_real::<M>(c, vr, n, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetInteger(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                v: *mut c_int,
+            ) -> c_int {
+                ffi::get_integer::<M>(c, vr, n, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetBoolean(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                _v: *mut c_int,
+            ) -> c_int {
+                ffi::no_such_type::<M>(c, "fmi2GetBoolean", allowed::GET, vr, n)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetString(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                _v: *mut *const c_char,
+            ) -> c_int {
+                ffi::no_such_type::<M>(c, "fmi2GetString", allowed::GET, vr, n)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetReal(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                v: *const f64,
+            ) -> c_int {
+                ffi::set_real::<M>(c, vr, n, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetInteger(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                v: *const c_int,
+            ) -> c_int {
+                ffi::set_integer::<M>(c, vr, n, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetBoolean(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                _v: *const c_int,
+            ) -> c_int {
+                ffi::no_such_type::<M>(c, "fmi2SetBoolean", allowed::SET, vr, n)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetString(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                _v: *const *const c_char,
+            ) -> c_int {
+                ffi::no_such_type::<M>(c, "fmi2SetString", allowed::SET, vr, n)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetFMUstate(c: *mut c_void, s: *mut *mut c_void) -> c_int {
+                ffi::get_fmu_state::<M>(c, s)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetFMUstate(c: *mut c_void, s: *mut c_void) -> c_int {
+                ffi::set_fmu_state::<M>(c, s)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2FreeFMUstate(c: *mut c_void, s: *mut *mut c_void) -> c_int {
+                ffi::free_fmu_state::<M>(c, s)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SerializedFMUstateSize(
+                c: *mut c_void,
+                s: *mut c_void,
+                size: *mut usize,
+            ) -> c_int {
+                ffi::serialized_size::<M>(c, s, size)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SerializeFMUstate(
+                c: *mut c_void,
+                s: *mut c_void,
+                bytes: *mut c_char,
+                size: usize,
+            ) -> c_int {
+                ffi::serialize::<M>(c, s, bytes, size)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
+                c: *mut c_void,
+                bytes: *const c_char,
+                size: usize,
+                s: *mut *mut c_void,
+            ) -> c_int {
+                ffi::deserialize::<M>(c, bytes, size, s)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetDirectionalDerivative(
+                c: *mut c_void,
+                _unknown: *const u32,
+                n_unknown: usize,
+                _known: *const u32,
+                n_known: usize,
+                _dv_known: *const f64,
+                _dv_unknown: *mut f64,
+            ) -> c_int {
+                ffi::unsupported::<M>(
+                    c,
+                    "fmi2GetDirectionalDerivative",
+                    n_unknown * n_known,
+                    "directional derivatives are not provided (providesDirectionalDerivative=false)",
+                )
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetRealInputDerivatives(
+                c: *mut c_void,
+                vr: *const u32,
+                n: usize,
+                order: *const c_int,
+                v: *const f64,
+            ) -> c_int {
+                ffi::set_input_derivatives::<M>(c, vr, n, order, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetRealOutputDerivatives(
+                c: *mut c_void,
+                _vr: *const u32,
+                n: usize,
+                _order: *const c_int,
+                _v: *mut f64,
+            ) -> c_int {
+                ffi::unsupported::<M>(
+                    c,
+                    "fmi2GetRealOutputDerivatives",
+                    n,
+                    "output derivatives are not provided (maxOutputDerivativeOrder=0)",
+                )
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2DoStep(
+                c: *mut c_void,
+                tc: f64,
+                h: f64,
+                no_prior: c_int,
+            ) -> c_int {
+                ffi::do_step::<M>(c, tc, h, no_prior)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2CancelStep(c: *mut c_void) -> c_int {
+                ffi::cancel_step::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetStatus(
+                c: *mut c_void,
+                _kind: c_int,
+                _v: *mut c_int,
+            ) -> c_int {
+                ffi::no_status::<M>(c, "fmi2GetStatus")
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetRealStatus(
+                c: *mut c_void,
+                kind: c_int,
+                v: *mut f64,
+            ) -> c_int {
+                ffi::get_real_status::<M>(c, kind, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetIntegerStatus(
+                c: *mut c_void,
+                _kind: c_int,
+                _v: *mut c_int,
+            ) -> c_int {
+                ffi::no_status::<M>(c, "fmi2GetIntegerStatus")
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetBooleanStatus(
+                c: *mut c_void,
+                kind: c_int,
+                v: *mut c_int,
+            ) -> c_int {
+                ffi::get_boolean_status::<M>(c, kind, v)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetStringStatus(
+                c: *mut c_void,
+                _kind: c_int,
+                _v: *mut *const c_char,
+            ) -> c_int {
+                ffi::no_status::<M>(c, "fmi2GetStringStatus")
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn drivetrain_fmu_describe(
+                what: c_int,
+                timestamp: *const c_char,
+            ) -> *mut c_char {
+                ffi::describe::<M>(what, timestamp)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn drivetrain_fmu_free_string(s: *mut c_char) {
+                ffi::free_string(s)
+            }
+        }
+    };
+}

@@ -1,0 +1,312 @@
+//! Integration over one communication step, with state and time events located inside it.
+//!
+//! Each segment between events is integrated with diffsol's Tsit45 (explicit Runge-Kutta 5(4)
+//! with error control). A zero crossing of an event indicator is located by diffsol's root finder
+//! (Illinois-modified secant on the dense output, to about 100 ulp of the time), the state is
+//! moved back to the crossing, the model's event update is repeated until no mode changes, and
+//! the integrator restarts from there. The integrator is rebuilt at every step start and at every
+//! event, so its whole state is the model state: nothing else needs to be saved in an FMU state
+//! for a rollback to reproduce a step bit for bit.
+
+use crate::model::{Invalid, Model};
+use diffsol::{NalgebraMat, OdeBuilder, OdeSolverMethod, OdeSolverStopReason, Vector};
+use std::cell::RefCell;
+
+/// How many event updates in a row may change a mode before the event is declared chattering.
+pub const MAX_EVENT_ITERATIONS: usize = 100;
+
+/// Absolute tolerance per unit of relative tolerance (states are O(1) in SI units).
+const ATOL_PER_RTOL: f64 = 1.0;
+
+#[derive(Debug)]
+pub enum StepError {
+    /// The model rejected its state or inputs during an event update.
+    Invalid(f64, Invalid),
+    /// The integrator or the event iteration failed.
+    Solver(f64, String),
+}
+
+/// Counters for the log and for benchmarks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StepStats {
+    pub state_events: usize,
+    pub time_events: usize,
+}
+
+/// A time below which two instants are the same: segments shorter than this are not integrated.
+pub fn time_epsilon(t: f64) -> f64 {
+    1e-13 * t.abs().max(1.0)
+}
+
+/// Repeats the model's event update until nothing discrete changes.
+pub fn event_iteration<M: Model>(model: &mut M, t: f64) -> Result<(), StepError> {
+    for _ in 0..MAX_EVENT_ITERATIONS {
+        match model.event_update(t) {
+            Ok(false) => return Ok(()),
+            Ok(true) => continue,
+            Err(e) => return Err(StepError::Invalid(t, e)),
+        }
+    }
+    Err(StepError::Solver(
+        t,
+        format!("event iteration did not converge in {MAX_EVENT_ITERATIONS} updates"),
+    ))
+}
+
+enum SegmentEnd {
+    Reached(Vec<f64>),
+    Root(f64, Vec<f64>),
+}
+
+/// Integrates `model` from `t0` to `t1`. `inputs(model, t)` sets the inputs to their values at
+/// `t` (the runtime extrapolates them with the input derivatives from the master).
+pub fn integrate<M: Model>(
+    model: &mut M,
+    t0: f64,
+    t1: f64,
+    rtol: f64,
+    inputs: &dyn Fn(&mut M, f64),
+    log_event: &mut dyn FnMut(&str),
+) -> Result<StepStats, StepError> {
+    let mut stats = StepStats::default();
+    let mut t = t0;
+    while t1 - t > time_epsilon(t1) {
+        let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
+        let t_stop = time_event.unwrap_or(t1);
+        match segment(model, t, t_stop, rtol, inputs)? {
+            SegmentEnd::Reached(x) => {
+                model.set_states(&x);
+                t = t_stop;
+                inputs(model, t);
+                if time_event.is_some() {
+                    stats.time_events += 1;
+                    log_event(&format!("time event at t = {t}"));
+                    event_iteration(model, t)?;
+                }
+            }
+            SegmentEnd::Root(tr, x) => {
+                model.set_states(&x);
+                t = tr;
+                inputs(model, t);
+                stats.state_events += 1;
+                log_event(&format!("state event at t = {t}"));
+                event_iteration(model, t)?;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+fn segment<M: Model>(
+    model: &mut M,
+    t0: f64,
+    t1: f64,
+    rtol: f64,
+    inputs: &dyn Fn(&mut M, f64),
+) -> Result<SegmentEnd, StepError> {
+    let n = M::STATES;
+    if n == 0 || t1 - t0 <= time_epsilon(t1) {
+        // Nothing to integrate, but event indicators may still change sign with the inputs.
+        return Ok(SegmentEnd::Reached(states(model)));
+    }
+    let x0 = states(model);
+    let solver_error = |e: diffsol::error::DiffsolError| StepError::Solver(t0, e.to_string());
+    let cell = RefCell::new(model);
+    let evaluate = |x: &[f64], t: f64| {
+        let mut guard = cell.borrow_mut();
+        let m: &mut M = &mut guard;
+        inputs(m, t);
+        m.set_states(x);
+        guard
+    };
+    let nroots = M::EVENT_INDICATORS.max(1);
+    let problem = OdeBuilder::<NalgebraMat<f64>>::new()
+        .t0(t0)
+        .h0(t1 - t0)
+        .rtol(rtol)
+        .atol([rtol * ATOL_PER_RTOL])
+        .rhs(|x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| {
+            evaluate(x, t).derivatives(t, dx)
+        })
+        .init(|_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&x0), n)
+        .root(
+            |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
+                if M::EVENT_INDICATORS == 0 {
+                    z[0] = 1.0; // diffsol wants at least one root function; this one never crosses
+                } else {
+                    evaluate(x, t).event_indicators(t, z)
+                }
+            },
+            nroots,
+        )
+        .build()
+        .map_err(solver_error)?;
+    let mut solver = problem.tsit45().map_err(solver_error)?;
+    solver.set_stop_time(t1).map_err(solver_error)?;
+    loop {
+        match solver.step().map_err(solver_error)? {
+            OdeSolverStopReason::InternalTimestep => continue,
+            OdeSolverStopReason::TstopReached => {
+                return Ok(SegmentEnd::Reached(solver.state().y.clone_as_vec()));
+            }
+            OdeSolverStopReason::RootFound(tr, _) => {
+                solver.state_mut_back(tr).map_err(solver_error)?;
+                return Ok(SegmentEnd::Root(tr, solver.state().y.clone_as_vec()));
+            }
+        }
+    }
+}
+
+fn states<M: Model>(model: &M) -> Vec<f64> {
+    let mut x = vec![0.0; M::STATES];
+    model.get_states(&mut x);
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    //! The integrator against closed-form solutions, on small test models.
+    use super::*;
+    use crate::model::Experiment;
+    use crate::variables::Var;
+
+    /// A ball dropped from h0 that bounces with restitution e: state events with exact times.
+    #[derive(Default, Clone)]
+    struct Ball {
+        h: f64,
+        v: f64,
+        bounces: i32,
+    }
+
+    const G: f64 = 9.81;
+    const E: f64 = 0.5;
+
+    impl Model for Ball {
+        const NAME: &'static str = "Ball";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment =
+            Experiment { start: 0.0, stop: 1.0, tolerance: 1e-8, step: 1e-3 };
+        const STATES: usize = 2;
+        const EVENT_INDICATORS: usize = 1;
+        fn variables() -> Vec<Var<Self>> {
+            vec![]
+        }
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn get_states(&self, x: &mut [f64]) {
+            x.copy_from_slice(&[self.h, self.v]);
+        }
+        fn set_states(&mut self, x: &[f64]) {
+            (self.h, self.v) = (x[0], x[1]);
+        }
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx.copy_from_slice(&[self.v, -G]);
+        }
+        fn event_indicators(&self, _t: f64, z: &mut [f64]) {
+            z[0] = self.h;
+        }
+        fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+            if self.h <= 0.0 && self.v < 0.0 {
+                self.h = 0.0;
+                self.v = -E * self.v;
+                self.bounces += 1;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    #[test]
+    fn bounce_times_are_located_inside_the_step() {
+        let mut ball = Ball { h: 1.0, v: 0.0, bounces: 0 };
+        // One communication step of 1 s holds the first two bounces.
+        let t1 = (2.0f64 / G).sqrt();
+        let t2 = t1 + 2.0 * E * G * t1 / G;
+        let stats = integrate(&mut ball, 0.0, 1.0, 1e-10, &|_, _| {}, &mut |_| {}).unwrap();
+        assert_eq!(stats.state_events, 2);
+        assert_eq!(ball.bounces, 2);
+        // After the second bounce: v(t2+) = E^2 * G * t1, then free flight to t = 1.
+        let v2 = E * E * G * t1;
+        let dt = 1.0 - t2;
+        assert!((ball.v - (v2 - G * dt)).abs() < 1e-8, "v = {}", ball.v);
+        assert!((ball.h - (v2 * dt - 0.5 * G * dt * dt)).abs() < 1e-8, "h = {}", ball.h);
+    }
+
+    #[test]
+    fn event_iteration_that_never_settles_is_an_error() {
+        #[derive(Default, Clone)]
+        struct Flip(Ball);
+        impl Model for Flip {
+            const NAME: &'static str = "Flip";
+            const DESCRIPTION: &'static str = "";
+            const DOCUMENTATION: &'static str = "";
+            const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
+            const STATES: usize = 0;
+            fn variables() -> Vec<Var<Self>> {
+                vec![]
+            }
+            fn initialize(&mut self) -> Result<(), Invalid> {
+                Ok(())
+            }
+            fn get_states(&self, _x: &mut [f64]) {}
+            fn set_states(&mut self, _x: &[f64]) {}
+            fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
+            fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+                self.0.bounces += 1;
+                Ok(true)
+            }
+            fn update_outputs(&mut self, _t: f64) {}
+        }
+        let mut m = Flip::default();
+        assert!(matches!(event_iteration(&mut m, 0.5), Err(StepError::Solver(t, _)) if t == 0.5));
+    }
+
+    #[test]
+    fn time_events_split_the_step() {
+        /// x' = u(t), u a unit step at t = 0.3: x(1) = 0.7 exactly.
+        #[derive(Default, Clone)]
+        struct StepInput {
+            x: f64,
+            u: f64,
+        }
+        impl Model for StepInput {
+            const NAME: &'static str = "StepInput";
+            const DESCRIPTION: &'static str = "";
+            const DOCUMENTATION: &'static str = "";
+            const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
+            const STATES: usize = 1;
+            fn variables() -> Vec<Var<Self>> {
+                vec![]
+            }
+            fn initialize(&mut self) -> Result<(), Invalid> {
+                Ok(())
+            }
+            fn get_states(&self, x: &mut [f64]) {
+                x[0] = self.x;
+            }
+            fn set_states(&mut self, x: &[f64]) {
+                self.x = x[0];
+            }
+            fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+                dx[0] = self.u;
+            }
+            fn next_time_event(&self, t: f64) -> Option<f64> {
+                (t < 0.3).then_some(0.3)
+            }
+            fn event_update(&mut self, t: f64) -> Result<bool, Invalid> {
+                let u = if t >= 0.3 { 1.0 } else { 0.0 };
+                let changed = u != self.u;
+                self.u = u;
+                Ok(changed)
+            }
+            fn update_outputs(&mut self, _t: f64) {}
+        }
+        let mut m = StepInput::default();
+        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        assert_eq!(stats.time_events, 1);
+        assert!((m.x - 0.7).abs() < 1e-12, "x = {}", m.x);
+    }
+}

@@ -1,0 +1,16 @@
+//! The FMI 2.0 Co-Simulation runtime shared by every component FMU.
+//!
+//! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
+//! [`export_fmu!`]; everything FMI lives here.
+
+pub mod integrator;
+pub mod logger;
+pub mod model;
+pub mod variables;
+
+pub use model::{Experiment, Invalid, Model};
+pub use variables::{Access, Causality, Initial, Var, Variability};
+pub mod describe;
+pub mod ffi;
+pub mod instance;
+pub mod snapshot;

@@ -1,0 +1,110 @@
+//! The importer's logger callback and the log categories.
+
+use std::ffi::{c_char, c_int, c_void, CString};
+
+pub type Status = c_int;
+pub const OK: Status = 0;
+pub const WARNING: Status = 1;
+pub const DISCARD: Status = 2;
+pub const ERROR: Status = 3;
+pub const FATAL: Status = 4;
+
+pub type LoggerFn = unsafe extern "C" fn(
+    env: *mut c_void,
+    instance_name: *const c_char,
+    status: Status,
+    category: *const c_char,
+    message: *const c_char,
+    ...
+);
+
+/// `fmi2CallbackFunctions`, laid out as in fmi2FunctionTypes.h.
+#[repr(C)]
+pub struct CallbackFunctions {
+    pub logger: Option<LoggerFn>,
+    pub allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
+    pub free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
+    pub step_finished: Option<unsafe extern "C" fn(*mut c_void, Status)>,
+    pub component_environment: *mut c_void,
+}
+
+/// The categories declared in modelDescription.xml.
+pub const CATEGORIES: [(&str, &str); 4] = [
+    ("logEvents", "Events located inside a step and the resulting mode changes"),
+    ("logStatusWarning", "Warnings"),
+    ("logStatusError", "Errors: rejected calls, parameters and inputs"),
+    ("logCalls", "Every FMI call, with its arguments"),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    Events = 0,
+    Warning = 1,
+    Error = 2,
+    Calls = 3,
+}
+
+impl Category {
+    fn name(self) -> &'static str {
+        CATEGORIES[self as usize].0
+    }
+}
+
+pub struct Logger {
+    callback: Option<LoggerFn>,
+    env: *mut c_void,
+    instance_name: CString,
+    /// Whether `fmi2SetDebugLogging` (or `loggingOn`) switched logging on.
+    on: bool,
+    enabled: [bool; CATEGORIES.len()],
+}
+
+// The environment pointer belongs to the importer, which promises to use the instance from one
+// thread at a time; the logger never dereferences it.
+unsafe impl Send for Logger {}
+
+impl Logger {
+    pub fn new(callback: Option<LoggerFn>, env: *mut c_void, name: &str, on: bool) -> Self {
+        let instance_name = CString::new(name.replace('\0', "")).unwrap_or_default();
+        Logger { callback, env, instance_name, on, enabled: [true; CATEGORIES.len()] }
+    }
+
+    /// `fmi2SetDebugLogging`: no categories means all of them.
+    pub fn configure(&mut self, on: bool, categories: &[String]) -> Result<(), String> {
+        let mut enabled = [categories.is_empty(); CATEGORIES.len()];
+        for c in categories {
+            match CATEGORIES.iter().position(|(name, _)| name == c) {
+                Some(i) => enabled[i] = true,
+                None => return Err(format!("unknown log category '{c}'")),
+            }
+        }
+        self.on = on;
+        self.enabled = enabled;
+        Ok(())
+    }
+
+    pub fn enabled(&self, category: Category) -> bool {
+        // Errors are always reported: an importer must learn why a call failed.
+        category == Category::Error || (self.on && self.enabled[category as usize])
+    }
+
+    pub fn log(&self, status: Status, category: Category, message: &str) {
+        if !self.enabled(category) {
+            return;
+        }
+        let Some(callback) = self.callback else { return };
+        let category = CString::new(category.name()).unwrap_or_default();
+        let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        // The message is passed as the argument of "%s", so a '%' in it is harmless.
+        unsafe {
+            callback(
+                self.env,
+                self.instance_name.as_ptr(),
+                status,
+                category.as_ptr(),
+                c"%s".as_ptr(),
+                message.as_ptr(),
+            )
+        }
+    }
+}

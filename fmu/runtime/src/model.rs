@@ -1,0 +1,89 @@
+//! What a component crate provides: its physics and its variable table.
+
+use crate::variables::Var;
+use std::fmt;
+
+/// A rejected parameter or input: which variable, which value, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    pub variable: &'static str,
+    pub value: f64,
+    pub reason: String,
+}
+
+impl Invalid {
+    pub fn new(variable: &'static str, value: f64, reason: impl Into<String>) -> Self {
+        Invalid { variable, value, reason: reason.into() }
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {} is invalid: {}", self.variable, self.value, self.reason)
+    }
+}
+
+/// Start, stop, tolerance and step of the `DefaultExperiment`.
+#[derive(Debug, Clone, Copy)]
+pub struct Experiment {
+    pub start: f64,
+    pub stop: f64,
+    pub tolerance: f64,
+    pub step: f64,
+}
+
+/// A component model. The runtime owns time, the FMI state machine, inputs over a step and the
+/// integrator; the model owns its variables and its equations.
+///
+/// All model state lives in fields that are declared in [`Model::variables`] (as `local` where
+/// users need not see them): the FMU state is serialized from that table, so a field that is not
+/// declared would not survive a rollback.
+pub trait Model: Default + Clone + Send + 'static {
+    /// The model identifier: names the `.fmu`, the binary and `modelName`.
+    const NAME: &'static str;
+    /// One line for `modelDescription.xml`.
+    const DESCRIPTION: &'static str;
+    /// HTML fragment with the equations, derivation and validity limits; the runtime adds the
+    /// variable table when it writes `documentation/index.html`.
+    const DOCUMENTATION: &'static str;
+    const DEFAULT_EXPERIMENT: Experiment;
+    /// Number of continuous states.
+    const STATES: usize;
+    /// Number of event indicators; the runtime locates their zero crossings inside a step.
+    const EVENT_INDICATORS: usize = 0;
+
+    /// The variable table; the value reference of a variable is its position in it.
+    fn variables() -> Vec<Var<Self>>;
+
+    /// Checks the parameters and sets the states from their start values.
+    /// Called by `fmi2ExitInitializationMode`.
+    fn initialize(&mut self) -> Result<(), Invalid>;
+
+    fn get_states(&self, x: &mut [f64]);
+    fn set_states(&mut self, x: &[f64]);
+
+    /// State derivatives from the states and inputs in `self`, at time `t`.
+    fn derivatives(&self, t: f64, dx: &mut [f64]);
+
+    /// Event indicators: an event happens where one of them changes sign.
+    fn event_indicators(&self, _t: f64, _z: &mut [f64]) {}
+
+    /// Handles an event at `t`: switches modes, may reset states. Returns whether anything
+    /// discrete changed; the runtime repeats the call until nothing does.
+    fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+        Ok(false)
+    }
+
+    /// The next time event strictly after `t`, if any.
+    fn next_time_event(&self, _t: f64) -> Option<f64> {
+        None
+    }
+
+    /// Computes the outputs from the states and inputs.
+    fn update_outputs(&mut self, t: f64);
+
+    /// Checks the inputs before a step (finiteness is checked by the runtime already).
+    fn check_inputs(&self) -> Result<(), Invalid> {
+        Ok(())
+    }
+}

@@ -1,0 +1,173 @@
+//! The one declaration of a model variable. Get/set, the FMU state and modelDescription.xml are
+//! all derived from it.
+
+pub use model_description::{Causality, Initial, Variability};
+
+/// How the runtime reads and writes a variable's field in the model.
+pub enum Access<M> {
+    Real { get: fn(&M) -> f64, set: fn(&mut M, f64) },
+    Integer { get: fn(&M) -> i32, set: fn(&mut M, i32) },
+}
+
+impl<M> Clone for Access<M> {
+    fn clone(&self) -> Self {
+        match self {
+            Access::Real { get, set } => Access::Real { get: *get, set: *set },
+            Access::Integer { get, set } => Access::Integer { get: *get, set: *set },
+        }
+    }
+}
+
+/// `real!(field)`: access to a `f64` field of the model (used inside `impl Model`).
+#[macro_export]
+macro_rules! real {
+    ($field:ident) => {
+        $crate::Access::Real { get: |m: &Self| m.$field, set: |m: &mut Self, v| m.$field = v }
+    };
+}
+
+/// `integer!(field)`: access to an `i32` field of the model (used inside `impl Model`).
+#[macro_export]
+macro_rules! integer {
+    ($field:ident) => {
+        $crate::Access::Integer { get: |m: &Self| m.$field, set: |m: &mut Self, v| m.$field = v }
+    };
+}
+
+pub struct Var<M> {
+    pub name: &'static str,
+    pub causality: Causality,
+    pub variability: Variability,
+    pub initial: Option<Initial>,
+    pub access: Access<M>,
+    pub unit: Option<&'static str>,
+    pub description: &'static str,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Name of the state this variable is the time derivative of.
+    pub derivative_of: Option<&'static str>,
+    /// Names of the inputs and states an output or derivative depends on during a step
+    /// (`None`: all of them).
+    pub depends_on: Option<&'static [&'static str]>,
+    /// Names of the parameters and inputs an initial unknown depends on (`None`: all knowns).
+    pub initial_depends_on: Option<&'static [&'static str]>,
+}
+
+impl<M> Var<M> {
+    fn new(
+        name: &'static str,
+        causality: Causality,
+        initial: Option<Initial>,
+        access: Access<M>,
+        real_variability: Variability,
+    ) -> Self {
+        let variability = match (&access, real_variability) {
+            (Access::Integer { .. }, Variability::Continuous) => Variability::Discrete,
+            (_, v) => v,
+        };
+        Var {
+            name,
+            causality,
+            variability,
+            initial,
+            access,
+            unit: None,
+            description: "",
+            min: None,
+            max: None,
+            derivative_of: None,
+            depends_on: None,
+            initial_depends_on: None,
+        }
+    }
+
+    /// A fixed parameter; its start value is the field's value in `M::default()`.
+    pub fn parameter(name: &'static str, access: Access<M>) -> Self {
+        Self::new(name, Causality::Parameter, Some(Initial::Exact), access, Variability::Fixed)
+    }
+
+    /// A parameter computed from the others during initialization.
+    pub fn calculated_parameter(name: &'static str, access: Access<M>) -> Self {
+        Self::new(
+            name,
+            Causality::CalculatedParameter,
+            Some(Initial::Calculated),
+            access,
+            Variability::Fixed,
+        )
+    }
+
+    pub fn input(name: &'static str, access: Access<M>) -> Self {
+        Self::new(name, Causality::Input, None, access, Variability::Continuous)
+    }
+
+    pub fn output(name: &'static str, access: Access<M>) -> Self {
+        Self::new(name, Causality::Output, None, access, Variability::Continuous)
+    }
+
+    pub fn unit(mut self, unit: &'static str) -> Self {
+        self.unit = Some(unit);
+        self
+    }
+
+    pub fn describe(mut self, description: &'static str) -> Self {
+        self.description = description;
+        self
+    }
+
+    pub fn min(mut self, min: f64) -> Self {
+        self.min = Some(min);
+        self
+    }
+
+    pub fn max(mut self, max: f64) -> Self {
+        self.max = Some(max);
+        self
+    }
+
+    pub fn derivative_of(mut self, state: &'static str) -> Self {
+        self.derivative_of = Some(state);
+        self
+    }
+
+    pub fn depends_on(mut self, names: &'static [&'static str]) -> Self {
+        self.depends_on = Some(names);
+        self
+    }
+
+    pub fn initial_depends_on(mut self, names: &'static [&'static str]) -> Self {
+        self.initial_depends_on = Some(names);
+        self
+    }
+
+    pub fn is_real(&self) -> bool {
+        matches!(self.access, Access::Real { .. })
+    }
+
+    /// The value as `f64` (integers widened): for the FMU state and the documentation.
+    pub fn value(&self, m: &M) -> f64 {
+        match &self.access {
+            Access::Real { get, .. } => get(m),
+            Access::Integer { get, .. } => f64::from(get(m)),
+        }
+    }
+
+    /// Whether `fmi2SetXXX` may write this variable in the given phase.
+    pub fn settable(&self, phase: Phase) -> bool {
+        match (self.causality, phase) {
+            (Causality::Input, _) => true,
+            (Causality::Parameter, Phase::Initialization) => true,
+            (Causality::Parameter, Phase::Stepping) => self.variability == Variability::Tunable,
+            _ => false,
+        }
+    }
+}
+
+/// The part of the life cycle that decides which variables may be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Instantiated or initialization mode.
+    Initialization,
+    /// Step complete.
+    Stepping,
+}

@@ -1,0 +1,387 @@
+//! A small FMI 2.0 Co-Simulation importer for tests and benchmarks: unpacks a packaged `.fmu`,
+//! reads its modelDescription.xml, loads the binary with libloading and calls it through the
+//! C ABI only.
+
+use libloading::Library;
+use model_description::ModelDescription;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+pub type Status = c_int;
+pub const OK: Status = 0;
+pub const WARNING: Status = 1;
+pub const DISCARD: Status = 2;
+pub const ERROR: Status = 3;
+pub const FATAL: Status = 4;
+
+type Component = *mut c_void;
+type Vr = u32;
+
+/// The logger as our FMUs call it: format "%s" and the message as the only variadic argument.
+/// Defining a variadic function needs an unstable feature; on the SysV x86-64 and AArch64
+/// Linux ABIs the first variadic pointer argument arrives exactly like a sixth fixed one.
+type Logger =
+    unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, *const c_char);
+
+#[repr(C)]
+pub struct CallbackFunctions {
+    pub logger: Option<Logger>,
+    pub allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
+    pub free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
+    pub step_finished: Option<unsafe extern "C" fn(*mut c_void, Status)>,
+    pub component_environment: *mut c_void,
+}
+
+macro_rules! api {
+    ($($field:ident : $symbol:literal => $ty:ty),* $(,)?) => {
+        /// Every function of the FMI 2.0 Co-Simulation API, resolved from the binary.
+        #[allow(clippy::type_complexity)]
+        pub struct Api { $(pub $field: $ty,)* }
+        impl Api {
+            unsafe fn load(lib: &Library) -> Result<Api, String> {
+                Ok(Api { $($field: *lib.get::<$ty>($symbol).map_err(|e| format!("{}: {e}", stringify!($symbol)))?,)* })
+            }
+        }
+    };
+}
+
+api! {
+    get_types_platform: b"fmi2GetTypesPlatform" => unsafe extern "C" fn() -> *const c_char,
+    get_version: b"fmi2GetVersion" => unsafe extern "C" fn() -> *const c_char,
+    set_debug_logging: b"fmi2SetDebugLogging" => unsafe extern "C" fn(Component, c_int, usize, *const *const c_char) -> Status,
+    instantiate: b"fmi2Instantiate" => unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, *const CallbackFunctions, c_int, c_int) -> Component,
+    free_instance: b"fmi2FreeInstance" => unsafe extern "C" fn(Component),
+    setup_experiment: b"fmi2SetupExperiment" => unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> Status,
+    enter_initialization_mode: b"fmi2EnterInitializationMode" => unsafe extern "C" fn(Component) -> Status,
+    exit_initialization_mode: b"fmi2ExitInitializationMode" => unsafe extern "C" fn(Component) -> Status,
+    terminate: b"fmi2Terminate" => unsafe extern "C" fn(Component) -> Status,
+    reset: b"fmi2Reset" => unsafe extern "C" fn(Component) -> Status,
+    get_real: b"fmi2GetReal" => unsafe extern "C" fn(Component, *const Vr, usize, *mut f64) -> Status,
+    get_integer: b"fmi2GetInteger" => unsafe extern "C" fn(Component, *const Vr, usize, *mut c_int) -> Status,
+    get_boolean: b"fmi2GetBoolean" => unsafe extern "C" fn(Component, *const Vr, usize, *mut c_int) -> Status,
+    get_string: b"fmi2GetString" => unsafe extern "C" fn(Component, *const Vr, usize, *mut *const c_char) -> Status,
+    set_real: b"fmi2SetReal" => unsafe extern "C" fn(Component, *const Vr, usize, *const f64) -> Status,
+    set_integer: b"fmi2SetInteger" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int) -> Status,
+    set_boolean: b"fmi2SetBoolean" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int) -> Status,
+    set_string: b"fmi2SetString" => unsafe extern "C" fn(Component, *const Vr, usize, *const *const c_char) -> Status,
+    get_fmu_state: b"fmi2GetFMUstate" => unsafe extern "C" fn(Component, *mut *mut c_void) -> Status,
+    set_fmu_state: b"fmi2SetFMUstate" => unsafe extern "C" fn(Component, *mut c_void) -> Status,
+    free_fmu_state: b"fmi2FreeFMUstate" => unsafe extern "C" fn(Component, *mut *mut c_void) -> Status,
+    serialized_fmu_state_size: b"fmi2SerializedFMUstateSize" => unsafe extern "C" fn(Component, *mut c_void, *mut usize) -> Status,
+    serialize_fmu_state: b"fmi2SerializeFMUstate" => unsafe extern "C" fn(Component, *mut c_void, *mut c_char, usize) -> Status,
+    deserialize_fmu_state: b"fmi2DeSerializeFMUstate" => unsafe extern "C" fn(Component, *const c_char, usize, *mut *mut c_void) -> Status,
+    get_directional_derivative: b"fmi2GetDirectionalDerivative" => unsafe extern "C" fn(Component, *const Vr, usize, *const Vr, usize, *const f64, *mut f64) -> Status,
+    set_real_input_derivatives: b"fmi2SetRealInputDerivatives" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int, *const f64) -> Status,
+    get_real_output_derivatives: b"fmi2GetRealOutputDerivatives" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int, *mut f64) -> Status,
+    do_step: b"fmi2DoStep" => unsafe extern "C" fn(Component, f64, f64, c_int) -> Status,
+    cancel_step: b"fmi2CancelStep" => unsafe extern "C" fn(Component) -> Status,
+    get_status: b"fmi2GetStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
+    get_real_status: b"fmi2GetRealStatus" => unsafe extern "C" fn(Component, c_int, *mut f64) -> Status,
+    get_integer_status: b"fmi2GetIntegerStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
+    get_boolean_status: b"fmi2GetBooleanStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
+    get_string_status: b"fmi2GetStringStatus" => unsafe extern "C" fn(Component, c_int, *mut *const c_char) -> Status,
+}
+
+/// Where `cargo xtask package` writes the FMUs.
+pub fn fmu_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fmu")
+}
+
+static UNPACKED: AtomicUsize = AtomicUsize::new(0);
+
+/// A loaded FMU: its model description and its binary.
+pub struct Fmu {
+    pub md: ModelDescription,
+    pub api: Api,
+    _lib: Library,
+    dir: PathBuf,
+}
+
+impl Fmu {
+    /// Loads `target/fmu/<model>.fmu`; panics with a hint if it was not packaged.
+    pub fn load(model: &str) -> Fmu {
+        let path = fmu_dir().join(format!("{model}.fmu"));
+        Fmu::load_path(&path).unwrap_or_else(|e| {
+            panic!("{}: {e} (run `cargo xtask package` first)", path.display())
+        })
+    }
+
+    pub fn load_path(path: &Path) -> Result<Fmu, String> {
+        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let mut zip = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;
+        let dir = std::env::temp_dir().join(format!(
+            "fmu-harness-{}-{}",
+            std::process::id(),
+            UNPACKED.fetch_add(1, Ordering::SeqCst)
+        ));
+        zip.extract(&dir).map_err(|e| e.to_string())?;
+        let mut xml = String::new();
+        std::fs::File::open(dir.join("modelDescription.xml"))
+            .and_then(|mut f| f.read_to_string(&mut xml))
+            .map_err(|e| e.to_string())?;
+        let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
+        let id = &md.co_simulation.model_identifier;
+        let so = dir.join("binaries/linux64").join(format!("{id}.so"));
+        unsafe {
+            let lib = Library::new(&so).map_err(|e| format!("{}: {e}", so.display()))?;
+            let api = Api::load(&lib)?;
+            Ok(Fmu { md, api, _lib: lib, dir })
+        }
+    }
+
+    /// The value reference of the variable called `name`.
+    pub fn vr(&self, name: &str) -> Vr {
+        self.md
+            .variable(name)
+            .unwrap_or_else(|| panic!("{} has no variable '{name}'", self.md.model_name))
+            .value_reference
+    }
+
+    /// The directory the FMU was unpacked into, as a file URI.
+    pub fn resource_uri(&self) -> String {
+        format!("file://{}/resources", self.dir.display())
+    }
+
+    /// A Co-Simulation instance with logging on, the right GUID and a logger that records.
+    pub fn instantiate(&self, name: &str) -> Instance<'_> {
+        self.instantiate_with(name, &self.md.guid.clone(), 1)
+            .unwrap_or_else(|log| panic!("fmi2Instantiate returned NULL: {log}"))
+    }
+
+    /// fmi2Instantiate with a chosen GUID and fmuType; the log when it returns NULL.
+    pub fn instantiate_with(
+        &self,
+        name: &str,
+        guid: &str,
+        fmu_type: c_int,
+    ) -> Result<Instance<'_>, String> {
+        let log = Box::new(Mutex::new(Vec::new()));
+        let callbacks = Box::new(CallbackFunctions {
+            logger: Some(record_log),
+            allocate_memory: None,
+            free_memory: None,
+            step_finished: None,
+            component_environment: &*log as *const Mutex<Vec<LogLine>> as *mut c_void,
+        });
+        let name_c = CString::new(name).unwrap();
+        let guid_c = CString::new(guid).unwrap();
+        let uri = CString::new(self.resource_uri()).unwrap();
+        let c = unsafe {
+            (self.api.instantiate)(
+                name_c.as_ptr(),
+                fmu_type,
+                guid_c.as_ptr(),
+                uri.as_ptr(),
+                &*callbacks,
+                0,
+                1,
+            )
+        };
+        let instance = Instance { fmu: self, c, log, _callbacks: callbacks };
+        if c.is_null() {
+            Err(instance.log_text())
+        } else {
+            Ok(instance)
+        }
+    }
+}
+
+impl Drop for Fmu {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LogLine {
+    pub status: Status,
+    pub category: String,
+    pub message: String,
+}
+
+unsafe extern "C" fn record_log(
+    env: *mut c_void,
+    _instance: *const c_char,
+    status: Status,
+    category: *const c_char,
+    format: *const c_char,
+    arg: *const c_char,
+) {
+    let text = |p: *const c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    };
+    let format = text(format);
+    let message = if format == "%s" { text(arg) } else { format };
+    if let Some(log) = (env as *const Mutex<Vec<LogLine>>).as_ref() {
+        log.lock().unwrap().push(LogLine { status, category: text(category), message });
+    }
+}
+
+/// One instance; freed on drop.
+pub struct Instance<'a> {
+    pub fmu: &'a Fmu,
+    pub c: Component,
+    log: Box<Mutex<Vec<LogLine>>>,
+    _callbacks: Box<CallbackFunctions>,
+}
+
+// The instance is used by one thread at a time, as FMI requires; it may move between threads.
+unsafe impl Send for Instance<'_> {}
+
+/// An FMU state owned by the importer.
+pub struct FmuState(pub *mut c_void);
+
+impl<'a> Instance<'a> {
+    fn api(&self) -> &Api {
+        &self.fmu.api
+    }
+
+    pub fn log(&self) -> Vec<LogLine> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// All logged messages, one per line.
+    pub fn log_text(&self) -> String {
+        self.log().iter().map(|l| format!("[{}] {}\n", l.category, l.message)).collect()
+    }
+
+    pub fn clear_log(&self) {
+        self.log.lock().unwrap().clear();
+    }
+
+    pub fn setup_experiment(&self, tolerance: Option<f64>, start: f64, stop: Option<f64>) -> Status {
+        unsafe {
+            (self.api().setup_experiment)(
+                self.c,
+                tolerance.is_some() as c_int,
+                tolerance.unwrap_or(0.0),
+                start,
+                stop.is_some() as c_int,
+                stop.unwrap_or(0.0),
+            )
+        }
+    }
+
+    pub fn enter_initialization_mode(&self) -> Status {
+        unsafe { (self.api().enter_initialization_mode)(self.c) }
+    }
+
+    pub fn exit_initialization_mode(&self) -> Status {
+        unsafe { (self.api().exit_initialization_mode)(self.c) }
+    }
+
+    /// setupExperiment, parameters by name, enter and exit initialization; panics unless OK.
+    pub fn initialize(&self, start: f64, stop: Option<f64>, parameters: &[(&str, f64)]) {
+        assert_eq!(self.setup_experiment(Some(1e-10), start, stop), OK, "{}", self.log_text());
+        for (name, value) in parameters {
+            assert_eq!(self.set(name, *value), OK, "{}", self.log_text());
+        }
+        assert_eq!(self.enter_initialization_mode(), OK, "{}", self.log_text());
+        assert_eq!(self.exit_initialization_mode(), OK, "{}", self.log_text());
+    }
+
+    pub fn set_real(&self, vrs: &[Vr], values: &[f64]) -> Status {
+        assert_eq!(vrs.len(), values.len());
+        unsafe { (self.api().set_real)(self.c, vrs.as_ptr(), vrs.len(), values.as_ptr()) }
+    }
+
+    pub fn get_real(&self, vrs: &[Vr], values: &mut [f64]) -> Status {
+        assert_eq!(vrs.len(), values.len());
+        unsafe { (self.api().get_real)(self.c, vrs.as_ptr(), vrs.len(), values.as_mut_ptr()) }
+    }
+
+    /// Sets one Real by name.
+    pub fn set(&self, name: &str, value: f64) -> Status {
+        self.set_real(&[self.fmu.vr(name)], &[value])
+    }
+
+    /// Reads one Real by name; panics unless OK.
+    pub fn real(&self, name: &str) -> f64 {
+        let mut v = [0.0];
+        let status = self.get_real(&[self.fmu.vr(name)], &mut v);
+        assert_eq!(status, OK, "fmi2GetReal({name}): {}", self.log_text());
+        v[0]
+    }
+
+    pub fn set_input_derivatives(&self, vrs: &[Vr], orders: &[c_int], values: &[f64]) -> Status {
+        unsafe {
+            (self.api().set_real_input_derivatives)(
+                self.c,
+                vrs.as_ptr(),
+                vrs.len(),
+                orders.as_ptr(),
+                values.as_ptr(),
+            )
+        }
+    }
+
+    pub fn do_step(&self, t: f64, h: f64) -> Status {
+        unsafe { (self.api().do_step)(self.c, t, h, 1) }
+    }
+
+    pub fn terminate(&self) -> Status {
+        unsafe { (self.api().terminate)(self.c) }
+    }
+
+    pub fn reset(&self) -> Status {
+        unsafe { (self.api().reset)(self.c) }
+    }
+
+    pub fn get_state(&self) -> (Status, FmuState) {
+        let mut s: *mut c_void = std::ptr::null_mut();
+        let status = unsafe { (self.api().get_fmu_state)(self.c, &mut s) };
+        (status, FmuState(s))
+    }
+
+    pub fn set_state(&self, s: &FmuState) -> Status {
+        unsafe { (self.api().set_fmu_state)(self.c, s.0) }
+    }
+
+    pub fn free_state(&self, mut s: FmuState) -> Status {
+        let status = unsafe { (self.api().free_fmu_state)(self.c, &mut s.0) };
+        assert!(s.0.is_null(), "fmi2FreeFMUstate must reset the pointer");
+        status
+    }
+
+    pub fn serialize(&self, s: &FmuState) -> Result<Vec<u8>, Status> {
+        let mut size = 0usize;
+        let status = unsafe { (self.api().serialized_fmu_state_size)(self.c, s.0, &mut size) };
+        if status != OK {
+            return Err(status);
+        }
+        let mut bytes = vec![0u8; size];
+        let status = unsafe {
+            (self.api().serialize_fmu_state)(self.c, s.0, bytes.as_mut_ptr() as *mut c_char, size)
+        };
+        if status != OK {
+            return Err(status);
+        }
+        Ok(bytes)
+    }
+
+    pub fn deserialize(&self, bytes: &[u8]) -> (Status, FmuState) {
+        let mut s: *mut c_void = std::ptr::null_mut();
+        let status = unsafe {
+            (self.api().deserialize_fmu_state)(
+                self.c,
+                bytes.as_ptr() as *const c_char,
+                bytes.len(),
+                &mut s,
+            )
+        };
+        (status, FmuState(s))
+    }
+}
+
+impl Drop for Instance<'_> {
+    fn drop(&mut self) {
+        unsafe { (self.fmu.api.free_instance)(self.c) }
+    }
+}

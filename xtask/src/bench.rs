@@ -1,0 +1,87 @@
+//! `cargo xtask bench`: costs through the C ABI of every packaged FMU, measured in-process with
+//! the test harness (no timing assertions anywhere: this only reports).
+
+use fmu_harness::{Fmu, OK};
+use std::time::Instant;
+
+const STEP: f64 = 1e-3;
+const STEPS: usize = 100_000;
+const ROUNDS: usize = 5;
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+pub fn bench() -> Result<(), String> {
+    let fmus = crate::package::package()?;
+    println!("| FMU | ns per fmi2DoStep (h = 1 ms) | ns per SetReal+GetReal round | real-time factor |");
+    println!("|---|---|---|---|");
+    for path in fmus {
+        let fmu = Fmu::load_path(&path)?;
+        let inputs: Vec<u32> = variables(&fmu, model_description::Causality::Input);
+        let outputs: Vec<u32> = variables(&fmu, model_description::Causality::Output)
+            .into_iter()
+            .filter(|vr| is_real(&fmu, *vr))
+            .collect();
+        let mut values_in = vec![0.0; inputs.len()];
+        let mut values_out = vec![0.0; outputs.len()];
+
+        let (mut step_ns, mut io_ns, mut rtf) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let inst = fmu.instantiate("bench");
+            inst.initialize(0.0, None, &[]);
+            // Steps alone, with a torque so the states move.
+            let t0 = Instant::now();
+            for i in 0..STEPS {
+                values_in.iter_mut().for_each(|v| *v = (i as f64 * STEP).sin());
+                if inst.do_step(i as f64 * STEP, STEP) != OK {
+                    return Err(format!("{}: doStep failed: {}", path.display(), inst.log_text()));
+                }
+            }
+            step_ns.push(t0.elapsed().as_nanos() as f64 / STEPS as f64);
+            // A set/get round as a master does it every step.
+            let t0 = Instant::now();
+            for i in 0..STEPS {
+                values_in.iter_mut().for_each(|v| *v = i as f64 * 1e-6);
+                inst.set_real(&inputs, &values_in);
+                inst.get_real(&outputs, &mut values_out);
+            }
+            io_ns.push(t0.elapsed().as_nanos() as f64 / STEPS as f64);
+            // A co-simulation loop: set inputs, step, read outputs.
+            let start = STEPS as f64 * STEP;
+            let t0 = Instant::now();
+            for i in 0..STEPS {
+                let t = start + i as f64 * STEP;
+                values_in.iter_mut().for_each(|v| *v = t.sin());
+                inst.set_real(&inputs, &values_in);
+                inst.do_step(t, STEP);
+                inst.get_real(&outputs, &mut values_out);
+            }
+            rtf.push(STEPS as f64 * STEP / t0.elapsed().as_secs_f64());
+        }
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} |",
+            fmu.md.model_name,
+            median(step_ns),
+            median(io_ns),
+            median(rtf)
+        );
+    }
+    Ok(())
+}
+
+fn variables(fmu: &Fmu, causality: model_description::Causality) -> Vec<u32> {
+    fmu.md
+        .model_variables
+        .iter()
+        .filter(|v| v.causality == causality)
+        .map(|v| v.value_reference)
+        .collect()
+}
+
+fn is_real(fmu: &Fmu, vr: u32) -> bool {
+    fmu.md.model_variables.iter().any(|v| {
+        v.value_reference == vr && matches!(v.kind, model_description::VariableType::Real { .. })
+    })
+}

@@ -1,0 +1,96 @@
+//! `cargo xtask <command>`: packaging, validation, the whole test suite, benchmarks.
+
+mod bench;
+mod package;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  package    build release binaries and write target/fmu/<Model>.fmu
+  validate   fmpy validate + fmutool -check every FMU, simulate it with FMPy on its
+             reference-fmus inputs and compare with the reference result
+  test       the whole suite: package, cargo test, validate (creates .venv with FMPy)
+  bench      ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
+  references regenerate reference-fmus/ from the independent closed-form solutions";
+
+/// Python tools the suite needs, pinned so CI runs what was validated.
+const PYTHON_PACKAGES: &[&str] = &["fmpy==0.3.32", "fmu-manipulation-toolbox==2.0"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("package") => package::package().map(|_| ()),
+        Some("validate") => validate(),
+        Some("test") => test(),
+        Some("bench") => bench::bench(),
+        Some("references") => references(),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+pub fn run(cmd: &mut Command) -> Result<(), String> {
+    eprintln!("xtask: running {cmd:?}");
+    let status = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed with {status}"))
+    }
+}
+
+/// `.venv` with FMPy and fmu-manipulation-toolbox; created on first use.
+fn venv() -> Result<PathBuf, String> {
+    let venv = root().join(".venv");
+    let python = venv.join("bin/python");
+    let stamp = venv.join(".installed");
+    let wanted = PYTHON_PACKAGES.join("\n");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(python);
+    }
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--upgrade", "pip"]))?;
+    run(Command::new(&python).args(["-m", "pip", "install", "--quiet"]).args(PYTHON_PACKAGES))?;
+    std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
+    Ok(python)
+}
+
+fn validate() -> Result<(), String> {
+    let python = venv()?;
+    let root = root();
+    run(Command::new(python)
+        .arg(root.join("xtask/python/validate.py"))
+        .arg(root.join("target/fmu"))
+        .arg(root.join("reference-fmus"))
+        .env("PATH", path_with(&root.join(".venv/bin"))))
+}
+
+fn references() -> Result<(), String> {
+    let python = venv()?;
+    let root = root();
+    run(Command::new(python).arg(root.join("reference-fmus/generate.py")))
+}
+
+fn path_with(dir: &Path) -> String {
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+fn test() -> Result<(), String> {
+    venv()?;
+    package::package()?;
+    run(Command::new(env!("CARGO")).args(["test", "--workspace", "--release"]).current_dir(root()))?;
+    validate()
+}

@@ -1,0 +1,143 @@
+//! `cargo xtask package`: one `.fmu` per component crate under `fmu/`.
+//!
+//! modelDescription.xml and documentation/index.html are produced by the built binary itself
+//! (its `drivetrain_fmu_describe` export), from the same variable table that serves get/set.
+
+use crate::{root, run};
+use model_description::ModelDescription;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A component crate: a directory under `fmu/` whose Cargo.toml builds a cdylib.
+struct Component {
+    crate_name: String,
+}
+
+fn components() -> Result<Vec<Component>, String> {
+    let mut found = Vec::new();
+    let dir = root().join("fmu");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let Ok(manifest) = std::fs::read_to_string(entry.path().join("Cargo.toml")) else {
+            continue;
+        };
+        if !manifest.contains("\"cdylib\"") {
+            continue;
+        }
+        let name = manifest
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("name = \"")?.strip_suffix('"'))
+            .ok_or_else(|| format!("no package name in {}", entry.path().display()))?;
+        found.push(Component { crate_name: name.to_string() });
+    }
+    Ok(found)
+}
+
+/// `xs:dateTime` in UTC; `SOURCE_DATE_EPOCH` makes packages reproducible.
+fn timestamp() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0)
+        });
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Calls the binary's `drivetrain_fmu_describe(what, timestamp)`.
+fn describe(so: &Path, what: c_int, stamp: &str) -> Result<String, String> {
+    type Describe = unsafe extern "C" fn(c_int, *const c_char) -> *mut c_char;
+    type Free = unsafe extern "C" fn(*mut c_char);
+    let stamp = CString::new(stamp).expect("no NUL in a timestamp");
+    unsafe {
+        let lib = libloading::Library::new(so).map_err(|e| format!("{}: {e}", so.display()))?;
+        let describe: libloading::Symbol<Describe> =
+            lib.get(b"drivetrain_fmu_describe").map_err(|e| e.to_string())?;
+        let free: libloading::Symbol<Free> =
+            lib.get(b"drivetrain_fmu_free_string").map_err(|e| e.to_string())?;
+        let p = describe(what, stamp.as_ptr());
+        if p.is_null() {
+            return Err(format!("{}: describe({what}) failed", so.display()));
+        }
+        let text = CStr::from_ptr(p).to_string_lossy().into_owned();
+        free(p);
+        Ok(text)
+    }
+}
+
+fn write_fmu(path: &Path, files: &[(&str, &[u8])]) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in files {
+        // Zip paths use forward slashes, whatever the host.
+        zip.start_file(name.replace('\\', "/"), options).map_err(|e| e.to_string())?;
+        zip.write_all(bytes).map_err(|e| e.to_string())?;
+    }
+    zip.finish().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Builds every component and writes its `.fmu`; returns their paths.
+pub fn package() -> Result<Vec<PathBuf>, String> {
+    let root = root();
+    let components = components()?;
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--release"]).current_dir(&root);
+    for c in &components {
+        build.args(["-p", &c.crate_name]);
+    }
+    run(&mut build)?;
+
+    let out_dir = root.join("target/fmu");
+    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    let stamp = timestamp();
+    let mut written = Vec::new();
+    for c in &components {
+        let so = root.join(format!("target/release/lib{}.so", c.crate_name.replace('-', "_")));
+        let xml = describe(&so, 0, &stamp)?;
+        let doc = describe(&so, 1, &stamp)?;
+        // Read it back: what we ship must parse with our own reader.
+        let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
+        let id = &md.co_simulation.model_identifier;
+        let binary = std::fs::read(&so).map_err(|e| format!("{}: {e}", so.display()))?;
+        let path = out_dir.join(format!("{id}.fmu"));
+        write_fmu(
+            &path,
+            &[
+                ("modelDescription.xml", xml.as_bytes()),
+                (&format!("binaries/linux64/{id}.so"), &binary),
+                ("documentation/index.html", doc.as_bytes()),
+            ],
+        )?;
+        eprintln!("xtask: wrote {}", path.display());
+        written.push(path);
+    }
+    Ok(written)
+}
