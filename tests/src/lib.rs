@@ -147,16 +147,18 @@ impl Fmu {
 
     /// A Co-Simulation instance with logging on, the right GUID and a logger that records.
     pub fn instantiate(&self, name: &str) -> Instance<'_> {
-        self.instantiate_with(name, &self.md.guid.clone(), 1)
+        self.instantiate_with(name, &self.md.guid.clone(), 1, Some(&self.resource_uri()))
             .unwrap_or_else(|log| panic!("fmi2Instantiate returned NULL: {log}"))
     }
 
-    /// fmi2Instantiate with a chosen GUID and fmuType; the log when it returns NULL.
+    /// fmi2Instantiate with a chosen GUID, fmuType and resource location (`None`: NULL);
+    /// the log when it returns NULL.
     pub fn instantiate_with(
         &self,
         name: &str,
         guid: &str,
         fmu_type: c_int,
+        resources: Option<&str>,
     ) -> Result<Instance<'_>, String> {
         let log = Box::new(Mutex::new(Vec::new()));
         let callbacks = Box::new(CallbackFunctions {
@@ -168,13 +170,13 @@ impl Fmu {
         });
         let name_c = CString::new(name).unwrap();
         let guid_c = CString::new(guid).unwrap();
-        let uri = CString::new(self.resource_uri()).unwrap();
+        let uri = resources.map(|r| CString::new(r).unwrap());
         let c = unsafe {
             (self.api.instantiate)(
                 name_c.as_ptr(),
                 fmu_type,
                 guid_c.as_ptr(),
-                uri.as_ptr(),
+                uri.as_ref().map_or(std::ptr::null(), |u| u.as_ptr()),
                 &*callbacks,
                 0,
                 1,

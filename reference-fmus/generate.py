@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Writes the reference results in reference-fmus/ from independent closed-form solutions.
+
+Nothing here calls an FMU: each model's equations are solved analytically, in plain Python,
+from the derivation in its documentation. Files follow the FMI Cross-Check layout:
+<Model>_in.csv (inputs), <Model>_ref.csv (reference outputs), <Model>_ref.opt (settings).
+
+Input signals are piecewise constant with their jumps on communication points, which is what
+a master without input derivatives applies (sample and hold), so the closed form is the exact
+solution of the co-simulation, not an approximation of it.
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write_csv(path, names, rows):
+    with open(path, "w") as f:
+        f.write(",".join(f'"{n}"' for n in names) + "\n")
+        for row in rows:
+            f.write(",".join(repr(float(x)) for x in row) + "\n")
+
+
+def write_opt(path, start, stop, step, rtol):
+    with open(path, "w") as f:
+        f.write(f"StartTime,{start!r}\nStopTime,{stop!r}\nStepSize,{step!r}\nRelTol,{rtol!r}\n")
+
+
+def gear():
+    """Ideal gear, default parameters: (J_b + ratio^2 J_a) a_b = tau_b + ratio tau_a."""
+    ratio, J_a, J_b = 2.0, 0.1, 0.2
+    J = J_b + ratio**2 * J_a
+    # (time the value starts, tau_a, tau_b): tau_b reverses at 0.4 s, tau_a at 0.8 s, so the gear
+    # accelerates from rest, decelerates, passes zero speed near 1.13 s, and reverses.
+    pieces = [(0.0, 0.5, 0.2), (0.4, 0.5, -0.3), (0.8, -1.0, -0.3), (1.6, 0.25, -0.3)]
+    start, stop, step = 0.0, 2.0, 1e-3
+
+    inputs = []
+    for i, (t0, ta, tb) in enumerate(pieces):
+        t1 = pieces[i + 1][0] if i + 1 < len(pieces) else stop
+        inputs += [(t0, ta, tb), (t1, ta, tb)]
+
+    def state(t):
+        """phi_b, w_b at t, integrating the constant accelerations piece by piece."""
+        phi, w = 0.0, 0.0
+        for i, (t0, ta, tb) in enumerate(pieces):
+            t1 = pieces[i + 1][0] if i + 1 < len(pieces) else stop
+            a = (tb + ratio * ta) / J
+            dt = min(t, t1) - t0
+            if dt <= 0:
+                break
+            phi += w * dt + 0.5 * a * dt * dt
+            w += a * dt
+        return phi, w
+
+    def torques(t):
+        """Inputs acting at a recorded point: the master sets new inputs only before the next
+        step, so a point at a jump still shows the inputs of the step that ended there."""
+        current = pieces[0]
+        for p in pieces:
+            if p[0] < t - 1e-12:
+                current = p
+        return current[1], current[2]
+
+    names = ["time", "phi_a", "w_a", "a_a", "phi_b", "w_b", "a_b", "tau_mesh", "power_loss"]
+    rows = []
+    for k in range(201):  # every 10 ms
+        t = round(k * 0.01, 10)
+        phi_b, w_b = state(t)
+        ta, tb = torques(t)
+        a_b = (tb + ratio * ta) / J
+        a_a = ratio * a_b
+        rows.append((t, ratio * phi_b, ratio * w_b, a_a, phi_b, w_b, a_b, J_a * a_a - ta, 0.0))
+
+    d = os.path.join(HERE, "Gear")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "Gear_in.csv"), ["time", "tau_a", "tau_b"], inputs)
+    write_csv(os.path.join(d, "Gear_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "Gear_ref.opt"), start, stop, step, 1e-8)
+
+
+if __name__ == "__main__":
+    gear()
+    print("reference-fmus: written")
