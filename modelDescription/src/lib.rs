@@ -265,14 +265,22 @@ mod tests {
             },
             unit_definitions: vec![Unit {
                 name: "rad/s".into(),
-                base_unit: BaseUnit { s: -1, rad: 1, factor: 1.0, ..Default::default() },
+                base_unit: BaseUnit {
+                    s: -1,
+                    rad: 1,
+                    factor: 1.0,
+                    ..Default::default()
+                },
                 display_units: vec![DisplayUnit {
                     name: "rpm".into(),
                     factor: 9.549296585513721,
                     offset: 0.0,
                 }],
             }],
-            log_categories: vec![LogCategory { name: "logAll".into(), description: "all".into() }],
+            log_categories: vec![LogCategory {
+                name: "logAll".into(),
+                description: "all".into(),
+            }],
             default_experiment: Some(DefaultExperiment {
                 start_time: 0.0,
                 stop_time: 2.0,
@@ -319,7 +327,11 @@ mod tests {
                     causality: Causality::Parameter,
                     variability: Variability::Fixed,
                     initial: Some(Initial::Exact),
-                    kind: VariableType::Integer { start: Some(-3), min: Some(-10), max: None },
+                    kind: VariableType::Integer {
+                        start: Some(-3),
+                        min: Some(-10),
+                        max: None,
+                    },
                 },
                 ScalarVariable {
                     name: "b".into(),
@@ -332,9 +344,18 @@ mod tests {
                 },
             ],
             model_structure: ModelStructure {
-                outputs: vec![Unknown { index: 1, dependencies: Some(vec![1]) }],
-                derivatives: vec![Unknown { index: 2, dependencies: Some(vec![]) }],
-                initial_unknowns: vec![Unknown { index: 1, dependencies: None }],
+                outputs: vec![Unknown {
+                    index: 1,
+                    dependencies: Some(vec![1]),
+                }],
+                derivatives: vec![Unknown {
+                    index: 2,
+                    dependencies: Some(vec![]),
+                }],
+                initial_unknowns: vec![Unknown {
+                    index: 1,
+                    dependencies: None,
+                }],
             },
         }
     }

@@ -64,11 +64,17 @@ fn unknown(a: &Attrs) -> Result<Unknown, ReadError> {
         None => None,
         Some(s) => Some(
             s.split_whitespace()
-                .map(|d| d.parse().map_err(|_| ReadError(format!("bad dependency '{d}'"))))
+                .map(|d| {
+                    d.parse()
+                        .map_err(|_| ReadError(format!("bad dependency '{d}'")))
+                })
                 .collect::<Result<Vec<usize>, _>>()?,
         ),
     };
-    Ok(Unknown { index: required(a, "index", "Unknown")?, dependencies })
+    Ok(Unknown {
+        index: required(a, "index", "Unknown")?,
+        dependencies,
+    })
 }
 
 pub(crate) fn from_xml(xml: &str) -> Result<ModelDescription, ReadError> {
@@ -87,9 +93,14 @@ pub(crate) fn from_xml(xml: &str) -> Result<ModelDescription, ReadError> {
             Event::End(_) => {
                 let closed = path.pop();
                 if closed.as_deref() == Some("ScalarVariable") {
-                    let (sv, ty) = pending.take().ok_or_else(|| ReadError("stray end".into()))?;
+                    let (sv, ty) = pending
+                        .take()
+                        .ok_or_else(|| ReadError("stray end".into()))?;
                     let kind = pending_type.take().ok_or_else(|| {
-                        ReadError(format!("variable '{}' has no type element", text(&sv, "name")))
+                        ReadError(format!(
+                            "variable '{}' has no type element",
+                            text(&sv, "name")
+                        ))
                     })?;
                     md.model_variables.push(scalar_variable(&sv, &kind, &ty)?);
                 }
@@ -105,7 +116,10 @@ pub(crate) fn from_xml(xml: &str) -> Result<ModelDescription, ReadError> {
             (None, "fmiModelDescription") => {
                 seen_root = true;
                 if text(&a, "fmiVersion") != "2.0" {
-                    return err(format!("fmiVersion '{}' is not 2.0", text(&a, "fmiVersion")));
+                    return err(format!(
+                        "fmiVersion '{}' is not 2.0",
+                        text(&a, "fmiVersion")
+                    ));
                 }
                 md.model_name = text(&a, "modelName");
                 md.guid = text(&a, "guid");
@@ -171,7 +185,10 @@ pub(crate) fn from_xml(xml: &str) -> Result<ModelDescription, ReadError> {
             }
             (Some("ModelVariables"), "ScalarVariable") => {
                 if is_empty {
-                    return err(format!("variable '{}' has no type element", text(&a, "name")));
+                    return err(format!(
+                        "variable '{}' has no type element",
+                        text(&a, "name")
+                    ));
                 }
                 pending = Some((a, HashMap::new()));
             }
@@ -234,7 +251,9 @@ fn scalar_variable(sv: &Attrs, kind: &str, ty: &Attrs) -> Result<ScalarVariable,
             min: parse(ty, "min")?,
             max: parse(ty, "max")?,
         },
-        _ => VariableType::Boolean { start: parse(ty, "start")? },
+        _ => VariableType::Boolean {
+            start: parse(ty, "start")?,
+        },
     };
     Ok(ScalarVariable {
         value_reference: required(sv, "valueReference", "ScalarVariable")?,

@@ -66,7 +66,14 @@ fn variable(xml: &mut Xml, v: &ScalarVariable) {
     }
     xml.open(e);
     let typed = match &v.kind {
-        VariableType::Real { start, unit, display_unit, min, max, derivative } => {
+        VariableType::Real {
+            start,
+            unit,
+            display_unit,
+            min,
+            max,
+            derivative,
+        } => {
             let mut t = BytesStart::new("Real");
             if let Some(u) = unit {
                 t.push_attribute(("unit", u.as_str()));
@@ -121,7 +128,10 @@ pub(crate) fn to_xml(md: &ModelDescription) -> String {
     root.push_attribute(("author", md.author.as_str()));
     root.push_attribute(("version", md.version.as_str()));
     root.push_attribute(("generationTool", md.generation_tool.as_str()));
-    root.push_attribute(("generationDateAndTime", md.generation_date_and_time.as_str()));
+    root.push_attribute((
+        "generationDateAndTime",
+        md.generation_date_and_time.as_str(),
+    ));
     root.push_attribute(("variableNamingConvention", "structured"));
     root.push_attribute(("numberOfEventIndicators", "0"));
     xml.open(root);

@@ -23,8 +23,14 @@ type Vr = u32;
 /// The logger as our FMUs call it: format "%s" and the message as the only variadic argument.
 /// Defining a variadic function needs an unstable feature; on the SysV x86-64 and AArch64
 /// Linux ABIs the first variadic pointer argument arrives exactly like a sixth fixed one.
-type Logger =
-    unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, *const c_char);
+type Logger = unsafe extern "C" fn(
+    *mut c_void,
+    *const c_char,
+    Status,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+);
 
 #[repr(C)]
 pub struct CallbackFunctions {
@@ -104,9 +110,8 @@ impl Fmu {
     /// Loads `target/fmu/<model>.fmu`; panics with a hint if it was not packaged.
     pub fn load(model: &str) -> Fmu {
         let path = fmu_dir().join(format!("{model}.fmu"));
-        Fmu::load_path(&path).unwrap_or_else(|e| {
-            panic!("{}: {e} (run `cargo xtask package` first)", path.display())
-        })
+        Fmu::load_path(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (run `cargo xtask package` first)", path.display()))
     }
 
     pub fn load_path(path: &Path) -> Result<Fmu, String> {
@@ -128,7 +133,12 @@ impl Fmu {
         unsafe {
             let lib = Library::new(&so).map_err(|e| format!("{}: {e}", so.display()))?;
             let api = Api::load(&lib)?;
-            Ok(Fmu { md, api, _lib: lib, dir })
+            Ok(Fmu {
+                md,
+                api,
+                _lib: lib,
+                dir,
+            })
         }
     }
 
@@ -182,7 +192,12 @@ impl Fmu {
                 1,
             )
         };
-        let instance = Instance { fmu: self, c, log, _callbacks: callbacks };
+        let instance = Instance {
+            fmu: self,
+            c,
+            log,
+            _callbacks: callbacks,
+        };
         if c.is_null() {
             Err(instance.log_text())
         } else {
@@ -222,7 +237,11 @@ unsafe extern "C" fn record_log(
     let format = text(format);
     let message = if format == "%s" { text(arg) } else { format };
     if let Some(log) = (env as *const Mutex<Vec<LogLine>>).as_ref() {
-        log.lock().unwrap().push(LogLine { status, category: text(category), message });
+        log.lock().unwrap().push(LogLine {
+            status,
+            category: text(category),
+            message,
+        });
     }
 }
 
@@ -251,14 +270,22 @@ impl<'a> Instance<'a> {
 
     /// All logged messages, one per line.
     pub fn log_text(&self) -> String {
-        self.log().iter().map(|l| format!("[{}] {}\n", l.category, l.message)).collect()
+        self.log()
+            .iter()
+            .map(|l| format!("[{}] {}\n", l.category, l.message))
+            .collect()
     }
 
     pub fn clear_log(&self) {
         self.log.lock().unwrap().clear();
     }
 
-    pub fn setup_experiment(&self, tolerance: Option<f64>, start: f64, stop: Option<f64>) -> Status {
+    pub fn setup_experiment(
+        &self,
+        tolerance: Option<f64>,
+        start: f64,
+        stop: Option<f64>,
+    ) -> Status {
         unsafe {
             (self.api().setup_experiment)(
                 self.c,
@@ -281,7 +308,12 @@ impl<'a> Instance<'a> {
 
     /// setupExperiment, parameters by name, enter and exit initialization; panics unless OK.
     pub fn initialize(&self, start: f64, stop: Option<f64>, parameters: &[(&str, f64)]) {
-        assert_eq!(self.setup_experiment(Some(1e-10), start, stop), OK, "{}", self.log_text());
+        assert_eq!(
+            self.setup_experiment(Some(1e-10), start, stop),
+            OK,
+            "{}",
+            self.log_text()
+        );
         for (name, value) in parameters {
             assert_eq!(self.set(name, *value), OK, "{}", self.log_text());
         }

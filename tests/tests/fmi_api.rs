@@ -42,7 +42,11 @@ fn reset_returns_to_the_state_after_instantiation() {
     let mut v = [0.0];
     assert_eq!(inst.get_real(&[fmu.vr("w_b")], &mut v), ERROR);
     assert_eq!(inst.enter_initialization_mode(), OK);
-    assert_eq!(inst.real("ratio"), 2.0, "parameters are back to their start values");
+    assert_eq!(
+        inst.real("ratio"),
+        2.0,
+        "parameters are back to their start values"
+    );
     assert_eq!(inst.real("w_b_start"), 0.0);
     assert_eq!(inst.set("w_b_start", 0.25), OK);
     assert_eq!(inst.exit_initialization_mode(), OK);
@@ -83,7 +87,10 @@ fn serialized_state_continues_in_another_instance() {
     assert_eq!(status, OK, "{}", b.log_text());
     assert_eq!(b.set_state(&restored), OK, "{}", b.log_text());
     assert_eq!(b.free_state(restored), OK);
-    assert!(trajectory(&a, 123, 200) == trajectory(&b, 123, 200), "trajectories differ");
+    assert!(
+        trajectory(&a, 123, 200) == trajectory(&b, 123, 200),
+        "trajectories differ"
+    );
 
     // A truncated or corrupted state is rejected and changes nothing.
     let before = b.real("w_b");
@@ -141,24 +148,39 @@ fn illegal_call_sequences_are_refused_with_a_reason() {
     let expect_refused = |status: c_int, function: &str| {
         assert_eq!(status, ERROR, "{function} should be refused");
         let log = inst.log_text();
-        assert!(log.contains(function) && log.contains("not allowed"), "{function}: {log}");
+        assert!(
+            log.contains(function) && log.contains("not allowed"),
+            "{function}: {log}"
+        );
         inst.clear_log();
     };
     // Instantiated
     expect_refused(inst.do_step(0.0, H), "fmi2DoStep");
-    expect_refused(inst.exit_initialization_mode(), "fmi2ExitInitializationMode");
+    expect_refused(
+        inst.exit_initialization_mode(),
+        "fmi2ExitInitializationMode",
+    );
     expect_refused(inst.terminate(), "fmi2Terminate");
     let mut v = [0.0];
     expect_refused(inst.get_real(&[0], &mut v), "fmi2GetReal");
     // Initialization mode
     assert_eq!(inst.setup_experiment(None, 0.0, Some(1.0)), OK);
     assert_eq!(inst.enter_initialization_mode(), OK);
-    expect_refused(inst.setup_experiment(None, 0.0, None), "fmi2SetupExperiment");
-    expect_refused(inst.enter_initialization_mode(), "fmi2EnterInitializationMode");
+    expect_refused(
+        inst.setup_experiment(None, 0.0, None),
+        "fmi2SetupExperiment",
+    );
+    expect_refused(
+        inst.enter_initialization_mode(),
+        "fmi2EnterInitializationMode",
+    );
     expect_refused(inst.do_step(0.0, H), "fmi2DoStep");
     assert_eq!(inst.exit_initialization_mode(), OK);
     // Step complete: parameters are fixed, outputs are never settable.
-    expect_refused(inst.exit_initialization_mode(), "fmi2ExitInitializationMode");
+    expect_refused(
+        inst.exit_initialization_mode(),
+        "fmi2ExitInitializationMode",
+    );
     assert_eq!(inst.set("ratio", 3.0), ERROR);
     assert!(inst.log_text().contains("ratio"), "{}", inst.log_text());
     assert_eq!(inst.set("w_b", 3.0), ERROR);
@@ -177,7 +199,10 @@ fn illegal_call_sequences_are_refused_with_a_reason() {
     expect_refused(inst.terminate(), "fmi2Terminate");
     assert_eq!(inst.reset(), OK);
     // NULL instance: refused, no crash.
-    assert_eq!(unsafe { (fmu.api.do_step)(std::ptr::null_mut(), 0.0, H, 0) }, ERROR);
+    assert_eq!(
+        unsafe { (fmu.api.do_step)(std::ptr::null_mut(), 0.0, H, 0) },
+        ERROR
+    );
     assert_eq!(unsafe { (fmu.api.reset)(std::ptr::null_mut()) }, ERROR);
     unsafe { (fmu.api.free_instance)(std::ptr::null_mut()) };
 }
@@ -186,16 +211,27 @@ fn illegal_call_sequences_are_refused_with_a_reason() {
 fn instantiation_checks_guid_and_type_and_tolerates_null_resources() {
     let fmu = Fmu::load("Gear");
     let guid = fmu.md.guid.clone();
-    let log = fmu.instantiate_with("x", "{wrong}", 1, None).err().expect("wrong GUID");
+    let log = fmu
+        .instantiate_with("x", "{wrong}", 1, None)
+        .err()
+        .expect("wrong GUID");
     assert!(log.contains("{wrong}"), "{log}");
-    let log = fmu.instantiate_with("x", &guid, 0, None).err().expect("Model Exchange");
+    let log = fmu
+        .instantiate_with("x", &guid, 0, None)
+        .err()
+        .expect("Model Exchange");
     assert!(log.contains("Co-Simulation"), "{log}");
-    let inst = fmu.instantiate_with("x", &guid, 1, None).expect("NULL resource location is fine");
+    let inst = fmu
+        .instantiate_with("x", &guid, 1, None)
+        .expect("NULL resource location is fine");
     inst.initialize(0.0, None, &[]);
     assert_eq!(inst.do_step(0.0, H), OK);
     let platform = unsafe { CStr::from_ptr((fmu.api.get_types_platform)()) };
     let version = unsafe { CStr::from_ptr((fmu.api.get_version)()) };
-    assert_eq!((platform.to_str().unwrap(), version.to_str().unwrap()), ("default", "2.0"));
+    assert_eq!(
+        (platform.to_str().unwrap(), version.to_str().unwrap()),
+        ("default", "2.0")
+    );
 }
 
 #[test]
@@ -246,10 +282,17 @@ fn nan_inputs_are_refused_and_leave_the_state_untouched() {
         let vrs = [fmu.vr("tau_b"), fmu.vr("tau_a")];
         assert_eq!(inst.set_real(&vrs, &[1.0, bad]), ERROR);
         let log = inst.log_text();
-        assert!(log.contains(&format!("tau_a = {bad}")) && log.contains("t = 0.1"), "{log}");
+        assert!(
+            log.contains(&format!("tau_a = {bad}")) && log.contains("t = 0.1"),
+            "{log}"
+        );
     }
     let (_, after_state) = inst.get_state();
-    assert_eq!(inst.serialize(&after_state).unwrap(), before, "nothing changed");
+    assert_eq!(
+        inst.serialize(&after_state).unwrap(),
+        before,
+        "nothing changed"
+    );
     inst.free_state(after_state);
     inst.free_state(state);
     // And the instance goes on.
@@ -270,7 +313,10 @@ fn logging_honours_categories_and_passes_messages_through_percent_s() {
     assert_eq!(set_logging(1, &["logCalls"]), OK);
     inst.clear_log();
     inst.do_step(0.0, H);
-    assert!(inst.log().iter().any(|l| l.category == "logCalls" && l.message == "fmi2DoStep"));
+    assert!(inst
+        .log()
+        .iter()
+        .any(|l| l.category == "logCalls" && l.message == "fmi2DoStep"));
     assert_eq!(set_logging(0, &[]), OK);
     inst.clear_log();
     inst.do_step(H, H);
@@ -289,7 +335,10 @@ fn status_queries_and_unsupported_functions() {
     assert_eq!(unsafe { (fmu.api.get_real_status)(inst.c, 2, &mut t) }, OK);
     assert!((t - 5.0 * H).abs() < 1e-15);
     let mut terminated: c_int = 7;
-    assert_eq!(unsafe { (fmu.api.get_boolean_status)(inst.c, 3, &mut terminated) }, OK);
+    assert_eq!(
+        unsafe { (fmu.api.get_boolean_status)(inst.c, 3, &mut terminated) },
+        OK
+    );
     assert_eq!(terminated, 0);
     let mut i: c_int = 0;
     assert_eq!(unsafe { (fmu.api.get_status)(inst.c, 0, &mut i) }, DISCARD);
@@ -297,18 +346,34 @@ fn status_queries_and_unsupported_functions() {
     let vr = [fmu.vr("w_b")];
     let mut dv = [0.0];
     let status = unsafe {
-        (fmu.api.get_directional_derivative)(inst.c, vr.as_ptr(), 1, vr.as_ptr(), 1, [1.0].as_ptr(), dv.as_mut_ptr())
+        (fmu.api.get_directional_derivative)(
+            inst.c,
+            vr.as_ptr(),
+            1,
+            vr.as_ptr(),
+            1,
+            [1.0].as_ptr(),
+            dv.as_mut_ptr(),
+        )
     };
     assert_eq!(status, ERROR);
-    assert!(inst.log_text().contains("directional derivatives are not provided"));
+    assert!(inst
+        .log_text()
+        .contains("directional derivatives are not provided"));
     let status = unsafe {
         (fmu.api.get_real_output_derivatives)(inst.c, vr.as_ptr(), 1, [1].as_ptr(), dv.as_mut_ptr())
     };
     assert_eq!(status, ERROR);
     // Types the model does not have: unknown value references are refused.
     let mut b: c_int = 0;
-    assert_eq!(unsafe { (fmu.api.get_boolean)(inst.c, vr.as_ptr(), 1, &mut b) }, ERROR);
-    assert_eq!(unsafe { (fmu.api.get_boolean)(inst.c, vr.as_ptr(), 0, &mut b) }, OK);
+    assert_eq!(
+        unsafe { (fmu.api.get_boolean)(inst.c, vr.as_ptr(), 1, &mut b) },
+        ERROR
+    );
+    assert_eq!(
+        unsafe { (fmu.api.get_boolean)(inst.c, vr.as_ptr(), 0, &mut b) },
+        OK
+    );
     let mut x = [0.0];
     assert_eq!(inst.get_real(&[999], &mut x), ERROR);
     assert!(inst.log_text().contains("unknown value reference 999"));
@@ -320,7 +385,10 @@ fn model_description_start_values_are_what_the_binary_holds() {
     let inst = fmu.instantiate("starts");
     assert_eq!(inst.enter_initialization_mode(), OK);
     for v in &fmu.md.model_variables {
-        if let model_description::VariableType::Real { start: Some(start), .. } = v.kind {
+        if let model_description::VariableType::Real {
+            start: Some(start), ..
+        } = v.kind
+        {
             assert_eq!(inst.real(&v.name), start, "{}", v.name);
         }
     }

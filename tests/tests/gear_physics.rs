@@ -43,7 +43,13 @@ fn run_constant(inst: &Instance, tau_a: f64, tau_b: f64, steps: usize) {
 #[test]
 fn constant_torques_follow_the_closed_form() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: 3.0, j_a: 0.05, j_b: 0.4, phi0: 0.3, w0: -2.0 };
+    let p = Params {
+        ratio: 3.0,
+        j_a: 0.05,
+        j_b: 0.4,
+        phi0: 0.3,
+        w0: -2.0,
+    };
     let inst = fmu.instantiate("analytic");
     inst.initialize(0.0, None, &p.set());
     let (tau_a, tau_b) = (0.7, -0.2);
@@ -64,7 +70,10 @@ fn constant_torques_follow_the_closed_form() {
         ("power_loss", 0.0),
     ] {
         let got = inst.real(name);
-        assert!(close(got, expected, 1e-10), "{name}: got {got}, expected {expected}");
+        assert!(
+            close(got, expected, 1e-10),
+            "{name}: got {got}, expected {expected}"
+        );
     }
 }
 
@@ -72,20 +81,35 @@ fn constant_torques_follow_the_closed_form() {
 #[test]
 fn mesh_torque_satisfies_the_implicit_torque_relation() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: -2.5, j_a: 0.2, j_b: 0.1, phi0: 0.0, w0: 1.0 };
+    let p = Params {
+        ratio: -2.5,
+        j_a: 0.2,
+        j_b: 0.1,
+        phi0: 0.0,
+        w0: 1.0,
+    };
     let inst = fmu.instantiate("relation");
     inst.initialize(0.0, None, &p.set());
     run_constant(&inst, 1.3, 0.4, 10);
     let tau_a_cut = -inst.real("tau_mesh");
     // b side: J_b a_b = tau_b - tau_b_cut
     let tau_b_cut = 0.4 - p.j_b * inst.real("a_b");
-    assert!((tau_a_cut * p.ratio + tau_b_cut).abs() < 1e-12, "{tau_a_cut} {tau_b_cut}");
+    assert!(
+        (tau_a_cut * p.ratio + tau_b_cut).abs() < 1e-12,
+        "{tau_a_cut} {tau_b_cut}"
+    );
 }
 
 #[test]
 fn power_balance_holds_step_by_step_with_varying_torques() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: 2.0, j_a: 0.1, j_b: 0.2, phi0: 0.0, w0: 0.5 };
+    let p = Params {
+        ratio: 2.0,
+        j_a: 0.1,
+        j_b: 0.2,
+        phi0: 0.0,
+        w0: 0.5,
+    };
     let inst = fmu.instantiate("power");
     inst.initialize(0.0, None, &p.set());
     let energy = |i: &Instance| {
@@ -103,24 +127,40 @@ fn power_balance_holds_step_by_step_with_varying_torques() {
         // Instantaneous: input power = dE/dt = J w_b a_b.
         let power = tau_a * inst.real("w_a") + tau_b * inst.real("w_b");
         let de_dt = p.j() * inst.real("w_b") * inst.real("a_b");
-        assert!((power - de_dt).abs() < 1e-12 * (1.0 + power.abs()), "t = {t}");
+        assert!(
+            (power - de_dt).abs() < 1e-12 * (1.0 + power.abs()),
+            "t = {t}"
+        );
         // Over the step the torques are held, so the work is exact: sum tau * delta phi.
         let (pa, pb) = (inst.real("phi_a"), inst.real("phi_b"));
         assert_eq!(inst.do_step(t, H), OK);
         let dw = tau_a * (inst.real("phi_a") - pa) + tau_b * (inst.real("phi_b") - pb);
         work += dw;
         let e1 = energy(&inst);
-        assert!((e1 - e - dw).abs() < 1e-10 * (1.0 + e1.abs()), "step at t = {t}");
+        assert!(
+            (e1 - e - dw).abs() < 1e-10 * (1.0 + e1.abs()),
+            "step at t = {t}"
+        );
         e = e1;
         assert_eq!(inst.real("power_loss"), 0.0);
     }
-    assert!((e - e0 - work).abs() < 1e-9, "total: dE = {}, work = {work}", e - e0);
+    assert!(
+        (e - e0 - work).abs() < 1e-9,
+        "total: dE = {}, work = {work}",
+        e - e0
+    );
 }
 
 #[test]
 fn holds_torque_at_rest_and_starts_from_zero_speed() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: 4.0, j_a: 0.3, j_b: 0.7, phi0: 0.0, w0: 0.0 };
+    let p = Params {
+        ratio: 4.0,
+        j_a: 0.3,
+        j_b: 0.7,
+        phi0: 0.0,
+        w0: 0.0,
+    };
     let inst = fmu.instantiate("rest");
     inst.initialize(0.0, None, &p.set());
     // Balanced torques at zero speed: tau_b = -ratio tau_a. The gear transmits the torque and
@@ -129,7 +169,10 @@ fn holds_torque_at_rest_and_starts_from_zero_speed() {
     assert_eq!(inst.real("w_b"), 0.0);
     assert_eq!(inst.real("phi_b"), 0.0);
     assert_eq!(inst.real("a_b"), 0.0);
-    assert!((inst.real("tau_mesh") + 2.0).abs() < 1e-15, "the mesh balances tau_a");
+    assert!(
+        (inst.real("tau_mesh") + 2.0).abs() < 1e-15,
+        "the mesh balances tau_a"
+    );
     // From rest, an unbalanced torque starts it in the right direction.
     assert_eq!(inst.set("tau_b", -7.0), OK);
     assert_eq!(inst.do_step(0.1, H), OK);
@@ -141,7 +184,13 @@ fn holds_torque_at_rest_and_starts_from_zero_speed() {
 #[test]
 fn torque_reversal_passes_through_zero_speed() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: 2.0, j_a: 0.1, j_b: 0.2, phi0: 0.0, w0: 1.2 };
+    let p = Params {
+        ratio: 2.0,
+        j_a: 0.1,
+        j_b: 0.2,
+        phi0: 0.0,
+        w0: 1.2,
+    };
     let inst = fmu.instantiate("reversal");
     inst.initialize(0.0, None, &p.set());
     // Decelerates at 1 rad/s^2 from 1.2 rad/s: zero speed at 1.2 s, then reverses.
@@ -163,7 +212,13 @@ fn torque_reversal_passes_through_zero_speed() {
 #[test]
 fn negative_ratio_reverses_the_direction() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: -3.0, j_a: 0.1, j_b: 0.2, phi0: 0.1, w0: 2.0 };
+    let p = Params {
+        ratio: -3.0,
+        j_a: 0.1,
+        j_b: 0.2,
+        phi0: 0.1,
+        w0: 2.0,
+    };
     let inst = fmu.instantiate("negative");
     inst.initialize(0.0, None, &p.set());
     // A positive tau_a drives the b side backwards.
@@ -173,14 +228,27 @@ fn negative_ratio_reverses_the_direction() {
     assert!(a_b < 0.0);
     assert!(close(inst.real("w_b"), p.w0 + a_b * t, 1e-10));
     assert!(close(inst.real("w_a"), p.ratio * (p.w0 + a_b * t), 1e-10));
-    assert!(close(inst.real("phi_a"), p.ratio * (p.phi0 + p.w0 * t + 0.5 * a_b * t * t), 1e-10));
-    assert!(inst.real("w_a") * inst.real("w_b") < 0.0, "the flanges turn in opposite directions");
+    assert!(close(
+        inst.real("phi_a"),
+        p.ratio * (p.phi0 + p.w0 * t + 0.5 * a_b * t * t),
+        1e-10
+    ));
+    assert!(
+        inst.real("w_a") * inst.real("w_b") < 0.0,
+        "the flanges turn in opposite directions"
+    );
 }
 
 #[test]
 fn input_derivatives_ramp_the_inputs_over_a_step() {
     let fmu = Fmu::load("Gear");
-    let p = Params { ratio: 2.0, j_a: 0.1, j_b: 0.2, phi0: 0.0, w0: 0.0 };
+    let p = Params {
+        ratio: 2.0,
+        j_a: 0.1,
+        j_b: 0.2,
+        phi0: 0.0,
+        w0: 0.0,
+    };
     let inst = fmu.instantiate("ramp");
     inst.initialize(0.0, None, &p.set());
     // tau_b(t) = s t handed over as a value and a slope at each communication point (10 ms).
@@ -195,8 +263,16 @@ fn input_derivatives_ramp_the_inputs_over_a_step() {
     }
     // a = s t / J  =>  w = s t^2 / (2J), phi = s t^3 / (6J)
     let t: f64 = 0.5;
-    assert!(close(inst.real("w_b"), s * t * t / (2.0 * p.j()), 1e-10), "{}", inst.real("w_b"));
-    assert!(close(inst.real("phi_b"), s * t.powi(3) / (6.0 * p.j()), 1e-10));
+    assert!(
+        close(inst.real("w_b"), s * t * t / (2.0 * p.j()), 1e-10),
+        "{}",
+        inst.real("w_b")
+    );
+    assert!(close(
+        inst.real("phi_b"),
+        s * t.powi(3) / (6.0 * p.j()),
+        1e-10
+    ));
     // Order 2 is beyond maxOrder 1 and is refused with a reason.
     assert_ne!(inst.set_input_derivatives(&[vr], &[2], &[1.0]), OK);
     assert!(inst.log_text().contains("order 2"), "{}", inst.log_text());

@@ -4,7 +4,8 @@
 For each target/fmu/<Model>.fmu:
   1. `fmpy validate` (FMPy's schema and semantic checks) must report no problem;
   2. `fmutool -input <fmu> -check` (fmu-manipulation-toolbox) must pass;
-  3. FMPy simulates it with reference-fmus/<Model>/<Model>_in.csv and the settings of
+  3. every variable is in the README's variable table;
+  4. FMPy simulates it with reference-fmus/<Model>/<Model>_in.csv and the settings of
      <Model>_ref.opt (the communication step is FMPy's output_interval), and every output of
      <Model>_ref.csv must match: |sim - ref| <= 1e-6 |ref| + 1e-9.
 
@@ -88,6 +89,11 @@ def main(fmu_dir, ref_root):
             problems += [f"reference: {p}" for p in sim_problems]
         else:
             problems.append(f"no reference result in {ref_dir}")
+        readme = open(os.path.join(os.path.dirname(ref_root), "README.md")).read()
+        md = read_model_description(fmu)
+        missing = [v.name for v in md.modelVariables if f"`{v.name}`" not in readme]
+        if missing:
+            problems.append(f"README's variable table lacks {', '.join(missing)}")
         status = "FAIL" if problems else "ok"
         dev = "" if worst is None else f", max relative deviation from reference {worst:.2e}"
         print(f"{model}: fmpy validate, fmutool -check, FMPy vs reference: {status}{dev}")

@@ -15,7 +15,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 pub fn bench() -> Result<(), String> {
     let fmus = crate::package::package()?;
-    println!("| FMU | ns per fmi2DoStep (h = 1 ms) | ns per SetReal+GetReal round | real-time factor |");
+    println!(
+        "| FMU | ns per fmi2DoStep (h = 1 ms) | ns per SetReal+GetReal round | real-time factor |"
+    );
     println!("|---|---|---|---|");
     for path in fmus {
         let fmu = Fmu::load_path(&path)?;
@@ -34,9 +36,15 @@ pub fn bench() -> Result<(), String> {
             // Steps alone, with a torque so the states move.
             let t0 = Instant::now();
             for i in 0..STEPS {
-                values_in.iter_mut().for_each(|v| *v = (i as f64 * STEP).sin());
+                values_in
+                    .iter_mut()
+                    .for_each(|v| *v = (i as f64 * STEP).sin());
                 if inst.do_step(i as f64 * STEP, STEP) != OK {
-                    return Err(format!("{}: doStep failed: {}", path.display(), inst.log_text()));
+                    return Err(format!(
+                        "{}: doStep failed: {}",
+                        path.display(),
+                        inst.log_text()
+                    ));
                 }
             }
             step_ns.push(t0.elapsed().as_nanos() as f64 / STEPS as f64);

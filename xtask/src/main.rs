@@ -39,7 +39,10 @@ fn main() -> ExitCode {
 }
 
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 pub fn run(cmd: &mut Command) -> Result<(), String> {
@@ -61,9 +64,22 @@ fn venv() -> Result<PathBuf, String> {
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
         return Ok(python);
     }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    if run(Command::new("python3")
+        .args(["-m", "venv", "--clear"])
+        .arg(&venv))
+    .is_err()
+    {
+        // Debian's python3 ships venv separately.
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get").args(["install", "-y", "python3-venv", "python3-pip"]))?;
+        run(Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv))?;
+    }
     run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--upgrade", "pip"]))?;
-    run(Command::new(&python).args(["-m", "pip", "install", "--quiet"]).args(PYTHON_PACKAGES))?;
+    run(Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet"])
+        .args(PYTHON_PACKAGES))?;
     std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
     Ok(python)
 }
@@ -85,12 +101,18 @@ fn references() -> Result<(), String> {
 }
 
 fn path_with(dir: &Path) -> String {
-    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 fn test() -> Result<(), String> {
     venv()?;
     package::package()?;
-    run(Command::new(env!("CARGO")).args(["test", "--workspace", "--release"]).current_dir(root()))?;
+    run(Command::new(env!("CARGO"))
+        .args(["test", "--workspace", "--release"])
+        .current_dir(root()))?;
     validate()
 }

@@ -34,7 +34,9 @@ fn components() -> Result<Vec<Component>, String> {
             .lines()
             .find_map(|l| l.trim().strip_prefix("name = \"")?.strip_suffix('"'))
             .ok_or_else(|| format!("no package name in {}", entry.path().display()))?;
-        found.push(Component { crate_name: name.to_string() });
+        found.push(Component {
+            crate_name: name.to_string(),
+        });
     }
     Ok(found)
 }
@@ -76,10 +78,12 @@ fn describe(so: &Path, what: c_int, stamp: &str) -> Result<String, String> {
     let stamp = CString::new(stamp).expect("no NUL in a timestamp");
     unsafe {
         let lib = libloading::Library::new(so).map_err(|e| format!("{}: {e}", so.display()))?;
-        let describe: libloading::Symbol<Describe> =
-            lib.get(b"drivetrain_fmu_describe").map_err(|e| e.to_string())?;
-        let free: libloading::Symbol<Free> =
-            lib.get(b"drivetrain_fmu_free_string").map_err(|e| e.to_string())?;
+        let describe: libloading::Symbol<Describe> = lib
+            .get(b"drivetrain_fmu_describe")
+            .map_err(|e| e.to_string())?;
+        let free: libloading::Symbol<Free> = lib
+            .get(b"drivetrain_fmu_free_string")
+            .map_err(|e| e.to_string())?;
         let p = describe(what, stamp.as_ptr());
         if p.is_null() {
             return Err(format!("{}: describe({what}) failed", so.display()));
@@ -97,7 +101,8 @@ fn write_fmu(path: &Path, files: &[(&str, &[u8])]) -> Result<(), String> {
         .compression_method(zip::CompressionMethod::Deflated);
     for (name, bytes) in files {
         // Zip paths use forward slashes, whatever the host.
-        zip.start_file(name.replace('\\', "/"), options).map_err(|e| e.to_string())?;
+        zip.start_file(name.replace('\\', "/"), options)
+            .map_err(|e| e.to_string())?;
         zip.write_all(bytes).map_err(|e| e.to_string())?;
     }
     zip.finish().map_err(|e| e.to_string())?;
@@ -120,7 +125,10 @@ pub fn package() -> Result<Vec<PathBuf>, String> {
     let stamp = timestamp();
     let mut written = Vec::new();
     for c in &components {
-        let so = root.join(format!("target/release/lib{}.so", c.crate_name.replace('-', "_")));
+        let so = root.join(format!(
+            "target/release/lib{}.so",
+            c.crate_name.replace('-', "_")
+        ));
         let xml = describe(&so, 0, &stamp)?;
         let doc = describe(&so, 1, &stamp)?;
         // Read it back: what we ship must parse with our own reader.

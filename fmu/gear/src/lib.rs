@@ -67,8 +67,12 @@ impl Model for Gear {
     const DESCRIPTION: &'static str =
         "Ideal gear phi_a = ratio*phi_b carrying the inertias of both flanges, driven by external torques";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment =
-        Experiment { start: 0.0, stop: 2.0, tolerance: 1e-8, step: 1e-3 };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment {
+        start: 0.0,
+        stop: 2.0,
+        tolerance: 1e-8,
+        step: 1e-3,
+    };
     const STATES: usize = 2;
 
     fn variables() -> Vec<Var<Self>> {
@@ -146,7 +150,11 @@ impl Model for Gear {
 
     fn initialize(&mut self) -> Result<(), Invalid> {
         if !(self.ratio.is_finite() && self.ratio != 0.0) {
-            return Err(Invalid::new("ratio", self.ratio, "must be finite and non-zero"));
+            return Err(Invalid::new(
+                "ratio",
+                self.ratio,
+                "must be finite and non-zero",
+            ));
         }
         for (name, j) in [("J_a", self.j_a), ("J_b", self.j_b)] {
             if !(j.is_finite() && j >= 0.0) {

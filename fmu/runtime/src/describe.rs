@@ -5,8 +5,11 @@ use crate::model::Model;
 use crate::variables::{Access, Causality, Initial, Var, Variability};
 use model_description as md;
 
-/// SI exponents (kg, m, s, rad) of every unit a model may use, and its display unit.
-const UNITS: &[(&str, [i32; 4], Option<(&str, f64)>)] = &[
+/// A unit: name, SI exponents (kg, m, s, rad), display unit and its factor.
+type UnitEntry = (&'static str, [i32; 4], Option<(&'static str, f64)>);
+
+/// Every unit a model may use.
+const UNITS: &[UnitEntry] = &[
     ("rad", [0, 0, 0, 1], Some(("deg", 57.29577951308232))),
     ("rad/s", [0, 0, -1, 1], Some(("rpm", 9.549296585513721))),
     ("rad/s2", [0, 0, -2, 1], None),
@@ -24,7 +27,7 @@ const UNITS: &[(&str, [i32; 4], Option<(&str, f64)>)] = &[
     ("s", [0, 0, 1, 0], None),
 ];
 
-fn unit_entry(name: &str) -> &'static (&'static str, [i32; 4], Option<(&'static str, f64)>) {
+fn unit_entry(name: &str) -> &'static UnitEntry {
     UNITS
         .iter()
         .find(|u| u.0 == name)
@@ -102,7 +105,10 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
                 Access::Real { get, .. } => md::VariableType::Real {
                     start: start.then(|| get(&defaults)),
                     unit: v.unit.map(String::from),
-                    display_unit: v.unit.and_then(|u| unit_entry(u).2).map(|d| d.0.to_string()),
+                    display_unit: v
+                        .unit
+                        .and_then(|u| unit_entry(u).2)
+                        .map(|d| d.0.to_string()),
                     min: v.min,
                     max: v.max,
                     derivative: v.derivative_of.map(|s| index_of(&vars, s)),
@@ -149,7 +155,9 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             _ => calculated && (v.derivative_of.is_some() || states.contains(&v.name)),
         };
         if initial_unknown {
-            structure.initial_unknowns.push(unknown(i, v.initial_depends_on));
+            structure
+                .initial_unknowns
+                .push(unknown(i, v.initial_depends_on));
         }
     }
 
@@ -178,9 +186,19 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
                 let (_, [kg, m, s, rad], display) = *unit_entry(name);
                 md::Unit {
                     name: name.into(),
-                    base_unit: md::BaseUnit { kg, m, s, rad, factor: 1.0 },
+                    base_unit: md::BaseUnit {
+                        kg,
+                        m,
+                        s,
+                        rad,
+                        factor: 1.0,
+                    },
                     display_units: display
-                        .map(|(n, f)| md::DisplayUnit { name: n.into(), factor: f, offset: 0.0 })
+                        .map(|(n, f)| md::DisplayUnit {
+                            name: n.into(),
+                            factor: f,
+                            offset: 0.0,
+                        })
                         .into_iter()
                         .collect(),
                 }
@@ -188,7 +206,10 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             .collect(),
         log_categories: CATEGORIES
             .iter()
-            .map(|(n, d)| md::LogCategory { name: n.to_string(), description: d.to_string() })
+            .map(|(n, d)| md::LogCategory {
+                name: n.to_string(),
+                description: d.to_string(),
+            })
             .collect(),
         default_experiment: Some(md::DefaultExperiment {
             start_time: e.start,
@@ -202,7 +223,9 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// documentation/index.html: the model's own text followed by the generated variable table.
@@ -211,7 +234,11 @@ pub fn documentation<M: Model>() -> String {
     let defaults = M::default();
     let mut rows = String::new();
     for (vr, v) in vars.iter().enumerate() {
-        let start = if has_start(v) { format!("{}", v.value(&defaults)) } else { String::new() };
+        let start = if has_start(v) {
+            format!("{}", v.value(&defaults))
+        } else {
+            String::new()
+        };
         let range = match (v.min, v.max) {
             (None, None) => String::new(),
             (min, max) => format!(

@@ -71,7 +71,9 @@ unsafe fn call<M: Model>(
     match catch_unwind(AssertUnwindSafe(|| f(&mut *instance))) {
         Ok(Ok(status)) => status,
         Ok(Err(msg)) => {
-            instance.logger.log(ERROR, Category::Error, &format!("{function}: {msg}"));
+            instance
+                .logger
+                .log(ERROR, Category::Error, &format!("{function}: {msg}"));
             ERROR
         }
         Err(payload) => {
@@ -188,23 +190,31 @@ pub unsafe fn setup_experiment<M: Model>(
 /// # Safety
 /// FMI 2.0 pointer rules.
 pub unsafe fn enter_initialization_mode<M: Model>(c: *mut c_void) -> Status {
-    call::<M>(c, "fmi2EnterInitializationMode", allowed::INSTANTIATED, |inst| {
-        inst.enter_initialization_mode()
-    })
+    call::<M>(
+        c,
+        "fmi2EnterInitializationMode",
+        allowed::INSTANTIATED,
+        |inst| inst.enter_initialization_mode(),
+    )
 }
 
 /// # Safety
 /// FMI 2.0 pointer rules.
 pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> Status {
-    call::<M>(c, "fmi2ExitInitializationMode", allowed::INITIALIZATION, |inst| {
-        inst.exit_initialization_mode()
-    })
+    call::<M>(
+        c,
+        "fmi2ExitInitializationMode",
+        allowed::INITIALIZATION,
+        |inst| inst.exit_initialization_mode(),
+    )
 }
 
 /// # Safety
 /// FMI 2.0 pointer rules.
 pub unsafe fn terminate<M: Model>(c: *mut c_void) -> Status {
-    call::<M>(c, "fmi2Terminate", allowed::TERMINATE, |inst| inst.terminate())
+    call::<M>(c, "fmi2Terminate", allowed::TERMINATE, |inst| {
+        inst.terminate()
+    })
 }
 
 /// # Safety
@@ -247,17 +257,22 @@ pub unsafe fn no_such_type<M: Model>(
     vr: *const u32,
     n: usize,
 ) -> Status {
-    call::<M>(c, function, states, |_| {
-        match slice(vr, n, "vr")?.first() {
-            None => Ok(OK),
-            Some(vr) => Err(format!("value reference {vr} is not of this type: the model has none")),
-        }
+    call::<M>(c, function, states, |_| match slice(vr, n, "vr")?.first() {
+        None => Ok(OK),
+        Some(vr) => Err(format!(
+            "value reference {vr} is not of this type: the model has none"
+        )),
     })
 }
 
 /// # Safety
 /// FMI 2.0 pointer rules.
-pub unsafe fn set_real<M: Model>(c: *mut c_void, vr: *const u32, n: usize, v: *const f64) -> Status {
+pub unsafe fn set_real<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    v: *const f64,
+) -> Status {
     call::<M>(c, "fmi2SetReal", allowed::SET, |inst| {
         inst.set_real(slice(vr, n, "vr")?, slice(v, n, "value")?)
     })
@@ -296,7 +311,9 @@ pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -
 /// fmi2DeSerializeFMUstate.
 pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Status {
     call::<M>(c, "fmi2SetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
+        let s = (state as *const FmuState)
+            .as_ref()
+            .ok_or("FMUstate is NULL")?;
         inst.restore(&s.bytes)?;
         Ok(OK)
     })
@@ -323,11 +340,18 @@ pub unsafe fn serialized_size<M: Model>(
     state: *mut c_void,
     size: *mut usize,
 ) -> Status {
-    call::<M>(c, "fmi2SerializedFMUstateSize", allowed::ANY_BUT_FATAL, |_| {
-        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
-        *out(size, "size")? = s.bytes.len();
-        Ok(OK)
-    })
+    call::<M>(
+        c,
+        "fmi2SerializedFMUstateSize",
+        allowed::ANY_BUT_FATAL,
+        |_| {
+            let s = (state as *const FmuState)
+                .as_ref()
+                .ok_or("FMUstate is NULL")?;
+            *out(size, "size")? = s.bytes.len();
+            Ok(OK)
+        },
+    )
 }
 
 /// # Safety
@@ -339,9 +363,14 @@ pub unsafe fn serialize<M: Model>(
     size: usize,
 ) -> Status {
     call::<M>(c, "fmi2SerializeFMUstate", allowed::ANY_BUT_FATAL, |_| {
-        let s = (state as *const FmuState).as_ref().ok_or("FMUstate is NULL")?;
+        let s = (state as *const FmuState)
+            .as_ref()
+            .ok_or("FMUstate is NULL")?;
         if size < s.bytes.len() {
-            return Err(format!("buffer of {size} bytes is smaller than the state ({})", s.bytes.len()));
+            return Err(format!(
+                "buffer of {size} bytes is smaller than the state ({})",
+                s.bytes.len()
+            ));
         }
         let dst = slice_mut(bytes as *mut u8, s.bytes.len(), "serializedState")?;
         dst.copy_from_slice(&s.bytes);
@@ -357,17 +386,26 @@ pub unsafe fn deserialize<M: Model>(
     size: usize,
     state: *mut *mut c_void,
 ) -> Status {
-    call::<M>(c, "fmi2DeSerializeFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let src = slice(bytes as *const u8, size, "serializedState")?;
-        // Check it against this instance's model now, so a corrupt state fails here.
-        inst.check_snapshot(src)?;
-        let slot = out(state, "FMUstate")?;
-        match (*slot as *mut FmuState).as_mut() {
-            Some(existing) => existing.bytes = src.to_vec(),
-            None => *slot = Box::into_raw(Box::new(FmuState { bytes: src.to_vec() })) as *mut c_void,
-        }
-        Ok(OK)
-    })
+    call::<M>(
+        c,
+        "fmi2DeSerializeFMUstate",
+        allowed::ANY_BUT_FATAL,
+        |inst| {
+            let src = slice(bytes as *const u8, size, "serializedState")?;
+            // Check it against this instance's model now, so a corrupt state fails here.
+            inst.check_snapshot(src)?;
+            let slot = out(state, "FMUstate")?;
+            match (*slot as *mut FmuState).as_mut() {
+                Some(existing) => existing.bytes = src.to_vec(),
+                None => {
+                    *slot = Box::into_raw(Box::new(FmuState {
+                        bytes: src.to_vec(),
+                    })) as *mut c_void
+                }
+            }
+            Ok(OK)
+        },
+    )
 }
 
 /// # Safety
@@ -404,7 +442,9 @@ pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, wh
 /// # Safety
 /// FMI 2.0 pointer rules.
 pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_prior: c_int) -> Status {
-    call::<M>(c, "fmi2DoStep", allowed::STEP_COMPLETE, |inst| inst.do_step(tc, h))
+    call::<M>(c, "fmi2DoStep", allowed::STEP_COMPLETE, |inst| {
+        inst.do_step(tc, h)
+    })
 }
 
 /// # Safety

@@ -35,9 +35,17 @@ pub enum FmiState {
 impl FmiState {
     fn from_u8(x: u8) -> Option<Self> {
         use FmiState::*;
-        [Instantiated, InitializationMode, StepComplete, StepFailed, StepCanceled, Terminated, Error]
-            .into_iter()
-            .find(|s| *s as u8 == x)
+        [
+            Instantiated,
+            InitializationMode,
+            StepComplete,
+            StepFailed,
+            StepCanceled,
+            Terminated,
+            Error,
+        ]
+        .into_iter()
+        .find(|s| *s as u8 == x)
     }
 }
 
@@ -57,11 +65,20 @@ pub mod allowed {
     pub const INITIALIZATION: &[FmiState] = &[InitializationMode];
     pub const STEP_COMPLETE: &[FmiState] = &[StepComplete];
     pub const TERMINATE: &[FmiState] = &[StepComplete, StepFailed];
-    pub const GET: &[FmiState] =
-        &[InitializationMode, StepComplete, StepFailed, StepCanceled, Terminated, Error];
+    pub const GET: &[FmiState] = &[
+        InitializationMode,
+        StepComplete,
+        StepFailed,
+        StepCanceled,
+        Terminated,
+        Error,
+    ];
     pub const SET: &[FmiState] = &[Instantiated, InitializationMode, StepComplete];
     pub const STATUS: &[FmiState] = &[StepComplete, StepFailed, Terminated];
 }
+
+/// An input following a ramp over a step: its setter, value at the step start, slope.
+type Ramp<M> = (fn(&mut M, f64), f64, f64);
 
 /// Result of an instance method: the status to return, the reason already formatted.
 pub type CallResult = Result<Status, String>;
@@ -130,7 +147,10 @@ impl<M: Model> Instance<M> {
         if states.contains(&self.state) {
             Ok(())
         } else {
-            Err(format!("{function} is not allowed in state {:?}", self.state))
+            Err(format!(
+                "{function} is not allowed in state {:?}",
+                self.state
+            ))
         }
     }
 
@@ -156,7 +176,9 @@ impl<M: Model> Instance<M> {
         }
         if let Some(stop) = stop {
             if !(stop.is_finite() && stop >= start) {
-                return Err(format!("stopTime = {stop} must be finite and >= startTime = {start}"));
+                return Err(format!(
+                    "stopTime = {stop} must be finite and >= startTime = {start}"
+                ));
             }
         }
         self.tolerance = tolerance.unwrap_or(DEFAULT_TOLERANCE);
@@ -176,7 +198,9 @@ impl<M: Model> Instance<M> {
     /// Checks the parameters, sets the initial states and modes, computes the outputs.
     fn initialize(&mut self) -> Result<(), String> {
         let t = self.time;
-        self.model.initialize().map_err(|e| format!("t = {t}: {e}"))?;
+        self.model
+            .initialize()
+            .map_err(|e| format!("t = {t}: {e}"))?;
         integrator::event_iteration(&mut self.model, t).map_err(|e| step_error_text(&e))?;
         self.model.update_outputs(t);
         self.dirty = false;
@@ -213,7 +237,9 @@ impl<M: Model> Instance<M> {
     }
 
     fn var(&self, vr: u32) -> Result<&Var<M>, String> {
-        self.vars.get(vr as usize).ok_or_else(|| format!("unknown value reference {vr}"))
+        self.vars
+            .get(vr as usize)
+            .ok_or_else(|| format!("unknown value reference {vr}"))
     }
 
     pub fn get_real(&mut self, vrs: &[u32], values: &mut [f64]) -> CallResult {
@@ -259,7 +285,10 @@ impl<M: Model> Instance<M> {
             ));
         }
         if !value.is_finite() {
-            return Err(format!("{} = {value} at t = {t} refused: not a finite number", v.name));
+            return Err(format!(
+                "{} = {value} at t = {t} refused: not a finite number",
+                v.name
+            ));
         }
         if v.min.is_some_and(|min| value < min) || v.max.is_some_and(|max| value > max) {
             return Err(format!(
@@ -301,7 +330,12 @@ impl<M: Model> Instance<M> {
 
     /// First-order input derivatives, valid from the next communication point on until they
     /// are set again: the input follows `u + du/dt * (t - t_c)` over each step.
-    pub fn set_input_derivatives(&mut self, vrs: &[u32], orders: &[i32], values: &[f64]) -> CallResult {
+    pub fn set_input_derivatives(
+        &mut self,
+        vrs: &[u32],
+        orders: &[i32],
+        values: &[f64],
+    ) -> CallResult {
         for ((vr, order), value) in vrs.iter().zip(orders).zip(values) {
             let v = self.var(*vr)?;
             if v.causality != Causality::Input || !v.is_real() {
@@ -348,7 +382,7 @@ impl<M: Model> Instance<M> {
         }
 
         // Inputs with a derivative follow a ramp over the step.
-        let ramps: Vec<(fn(&mut M, f64), f64, f64)> = self
+        let ramps: Vec<Ramp<M>> = self
             .vars
             .iter()
             .zip(&self.slopes)
@@ -367,10 +401,20 @@ impl<M: Model> Instance<M> {
         let before = self.model.clone();
         let logger = &self.logger;
         let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
-        let result = integrator::integrate(&mut self.model, tc, t_end, self.tolerance, &inputs, &mut log);
+        let result = integrator::integrate(
+            &mut self.model,
+            tc,
+            t_end,
+            self.tolerance,
+            &inputs,
+            &mut log,
+        );
         if let Err(e) = result {
             self.model = before;
-            return self.failed(format!("step from t = {tc} failed: {}", step_error_text(&e)));
+            return self.failed(format!(
+                "step from t = {tc} failed: {}",
+                step_error_text(&e)
+            ));
         }
         inputs(&mut self.model, t_end);
         self.model.update_outputs(t_end);

@@ -125,10 +125,11 @@ fn segment<M: Model>(
         .h0(t1 - t0)
         .rtol(rtol)
         .atol([rtol * ATOL_PER_RTOL])
-        .rhs(|x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| {
-            evaluate(x, t).derivatives(t, dx)
-        })
-        .init(|_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&x0), n)
+        .rhs(|x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| evaluate(x, t).derivatives(t, dx))
+        .init(
+            |_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&x0),
+            n,
+        )
         .root(
             |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
                 if M::EVENT_INDICATORS == 0 {
@@ -185,8 +186,12 @@ mod tests {
         const NAME: &'static str = "Ball";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment =
-            Experiment { start: 0.0, stop: 1.0, tolerance: 1e-8, step: 1e-3 };
+        const DEFAULT_EXPERIMENT: Experiment = Experiment {
+            start: 0.0,
+            stop: 1.0,
+            tolerance: 1e-8,
+            step: 1e-3,
+        };
         const STATES: usize = 2;
         const EVENT_INDICATORS: usize = 1;
         fn variables() -> Vec<Var<Self>> {
@@ -210,7 +215,7 @@ mod tests {
         fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
             if self.h <= 0.0 && self.v < 0.0 {
                 self.h = 0.0;
-                self.v = -E * self.v;
+                self.v *= -E;
                 self.bounces += 1;
                 return Ok(true);
             }
@@ -221,7 +226,11 @@ mod tests {
 
     #[test]
     fn bounce_times_are_located_inside_the_step() {
-        let mut ball = Ball { h: 1.0, v: 0.0, bounces: 0 };
+        let mut ball = Ball {
+            h: 1.0,
+            v: 0.0,
+            bounces: 0,
+        };
         // One communication step of 1 s holds the first two bounces.
         let t1 = (2.0f64 / G).sqrt();
         let t2 = t1 + 2.0 * E * G * t1 / G;
@@ -232,7 +241,11 @@ mod tests {
         let v2 = E * E * G * t1;
         let dt = 1.0 - t2;
         assert!((ball.v - (v2 - G * dt)).abs() < 1e-8, "v = {}", ball.v);
-        assert!((ball.h - (v2 * dt - 0.5 * G * dt * dt)).abs() < 1e-8, "h = {}", ball.h);
+        assert!(
+            (ball.h - (v2 * dt - 0.5 * G * dt * dt)).abs() < 1e-8,
+            "h = {}",
+            ball.h
+        );
     }
 
     #[test]

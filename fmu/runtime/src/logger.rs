@@ -30,9 +30,15 @@ pub struct CallbackFunctions {
 
 /// The categories declared in modelDescription.xml.
 pub const CATEGORIES: [(&str, &str); 4] = [
-    ("logEvents", "Events located inside a step and the resulting mode changes"),
+    (
+        "logEvents",
+        "Events located inside a step and the resulting mode changes",
+    ),
     ("logStatusWarning", "Warnings"),
-    ("logStatusError", "Errors: rejected calls, parameters and inputs"),
+    (
+        "logStatusError",
+        "Errors: rejected calls, parameters and inputs",
+    ),
     ("logCalls", "Every FMI call, with its arguments"),
 ];
 
@@ -66,7 +72,13 @@ unsafe impl Send for Logger {}
 impl Logger {
     pub fn new(callback: Option<LoggerFn>, env: *mut c_void, name: &str, on: bool) -> Self {
         let instance_name = CString::new(name.replace('\0', "")).unwrap_or_default();
-        Logger { callback, env, instance_name, on, enabled: [true; CATEGORIES.len()] }
+        Logger {
+            callback,
+            env,
+            instance_name,
+            on,
+            enabled: [true; CATEGORIES.len()],
+        }
     }
 
     /// `fmi2SetDebugLogging`: no categories means all of them.
@@ -92,7 +104,9 @@ impl Logger {
         if !self.enabled(category) {
             return;
         }
-        let Some(callback) = self.callback else { return };
+        let Some(callback) = self.callback else {
+            return;
+        };
         let category = CString::new(category.name()).unwrap_or_default();
         let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
         // The message is passed as the argument of "%s", so a '%' in it is harmless.

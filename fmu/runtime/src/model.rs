@@ -13,13 +13,21 @@ pub struct Invalid {
 
 impl Invalid {
     pub fn new(variable: &'static str, value: f64, reason: impl Into<String>) -> Self {
-        Invalid { variable, value, reason: reason.into() }
+        Invalid {
+            variable,
+            value,
+            reason: reason.into(),
+        }
     }
 }
 
 impl fmt::Display for Invalid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} = {} is invalid: {}", self.variable, self.value, self.reason)
+        write!(
+            f,
+            "{} = {} is invalid: {}",
+            self.variable, self.value, self.reason
+        )
     }
 }
 

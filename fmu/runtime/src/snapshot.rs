@@ -62,7 +62,9 @@ impl Snapshot {
         }
         let version = r.u32()?;
         if version != VERSION {
-            return Err(format!("FMU state format version {version}, expected {VERSION}"));
+            return Err(format!(
+                "FMU state format version {version}, expected {VERSION}"
+            ));
         }
         let len = r.u32()? as usize;
         let their_guid = r.take(len)?;
@@ -81,9 +83,15 @@ impl Snapshot {
         let values = r.list(n_values)?;
         let slopes = r.list(n_values)?;
         if r.pos != bytes.len() {
-            return Err(format!("{} trailing bytes after the FMU state", bytes.len() - r.pos));
+            return Err(format!(
+                "{} trailing bytes after the FMU state",
+                bytes.len() - r.pos
+            ));
         }
-        if ![time, start_time, tolerance, last_successful_time].iter().all(|x| x.is_finite()) {
+        if ![time, start_time, tolerance, last_successful_time]
+            .iter()
+            .all(|x| x.is_finite())
+        {
             return Err("FMU state holds a non-finite time or tolerance".into());
         }
         Ok(Snapshot {
@@ -113,15 +121,21 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn f64(&mut self) -> Result<f64, String> {
-        Ok(f64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(f64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
     fn list(&mut self, expected: usize) -> Result<Vec<f64>, String> {
         let n = self.u32()? as usize;
         if n != expected {
-            return Err(format!("FMU state has {n} values, the model has {expected}"));
+            return Err(format!(
+                "FMU state has {n} values, the model has {expected}"
+            ));
         }
         (0..n).map(|_| self.f64()).collect()
     }
@@ -155,7 +169,10 @@ mod tests {
     fn every_truncation_and_wrong_model_is_rejected() {
         let b = sample().encode("{g}");
         for n in 0..b.len() {
-            assert!(Snapshot::decode(&b[..n], "{g}", 3).is_err(), "truncated to {n}");
+            assert!(
+                Snapshot::decode(&b[..n], "{g}", 3).is_err(),
+                "truncated to {n}"
+            );
         }
         assert!(Snapshot::decode(&b, "{other}", 3).is_err());
         assert!(Snapshot::decode(&b, "{g}", 4).is_err());

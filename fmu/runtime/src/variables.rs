@@ -5,15 +5,27 @@ pub use model_description::{Causality, Initial, Variability};
 
 /// How the runtime reads and writes a variable's field in the model.
 pub enum Access<M> {
-    Real { get: fn(&M) -> f64, set: fn(&mut M, f64) },
-    Integer { get: fn(&M) -> i32, set: fn(&mut M, i32) },
+    Real {
+        get: fn(&M) -> f64,
+        set: fn(&mut M, f64),
+    },
+    Integer {
+        get: fn(&M) -> i32,
+        set: fn(&mut M, i32),
+    },
 }
 
 impl<M> Clone for Access<M> {
     fn clone(&self) -> Self {
         match self {
-            Access::Real { get, set } => Access::Real { get: *get, set: *set },
-            Access::Integer { get, set } => Access::Integer { get: *get, set: *set },
+            Access::Real { get, set } => Access::Real {
+                get: *get,
+                set: *set,
+            },
+            Access::Integer { get, set } => Access::Integer {
+                get: *get,
+                set: *set,
+            },
         }
     }
 }
@@ -22,7 +34,10 @@ impl<M> Clone for Access<M> {
 #[macro_export]
 macro_rules! real {
     ($field:ident) => {
-        $crate::Access::Real { get: |m: &Self| m.$field, set: |m: &mut Self, v| m.$field = v }
+        $crate::Access::Real {
+            get: |m: &Self| m.$field,
+            set: |m: &mut Self, v| m.$field = v,
+        }
     };
 }
 
@@ -30,7 +45,10 @@ macro_rules! real {
 #[macro_export]
 macro_rules! integer {
     ($field:ident) => {
-        $crate::Access::Integer { get: |m: &Self| m.$field, set: |m: &mut Self, v| m.$field = v }
+        $crate::Access::Integer {
+            get: |m: &Self| m.$field,
+            set: |m: &mut Self, v| m.$field = v,
+        }
     };
 }
 
@@ -83,7 +101,13 @@ impl<M> Var<M> {
 
     /// A fixed parameter; its start value is the field's value in `M::default()`.
     pub fn parameter(name: &'static str, access: Access<M>) -> Self {
-        Self::new(name, Causality::Parameter, Some(Initial::Exact), access, Variability::Fixed)
+        Self::new(
+            name,
+            Causality::Parameter,
+            Some(Initial::Exact),
+            access,
+            Variability::Fixed,
+        )
     }
 
     /// A parameter computed from the others during initialization.
@@ -98,11 +122,23 @@ impl<M> Var<M> {
     }
 
     pub fn input(name: &'static str, access: Access<M>) -> Self {
-        Self::new(name, Causality::Input, None, access, Variability::Continuous)
+        Self::new(
+            name,
+            Causality::Input,
+            None,
+            access,
+            Variability::Continuous,
+        )
     }
 
     pub fn output(name: &'static str, access: Access<M>) -> Self {
-        Self::new(name, Causality::Output, None, access, Variability::Continuous)
+        Self::new(
+            name,
+            Causality::Output,
+            None,
+            access,
+            Variability::Continuous,
+        )
     }
 
     pub fn unit(mut self, unit: &'static str) -> Self {
