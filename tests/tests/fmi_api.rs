@@ -392,6 +392,29 @@ fn model_description_start_values_are_what_the_binary_holds() {
             assert_eq!(inst.real(&v.name), start, "{}", v.name);
         }
     }
+    // Every variable is described; every unit of the project is defined.
+    for v in &fmu.md.model_variables {
+        assert!(!v.description.is_empty(), "{} has no description", v.name);
+    }
+    let units: Vec<&str> = fmu
+        .md
+        .unit_definitions
+        .iter()
+        .map(|u| u.name.as_str())
+        .collect();
+    for u in [
+        "rad", "rad/s", "rad/s2", "N.m", "kg.m2", "N", "m", "m/s", "m/s2", "kg", "W",
+    ] {
+        assert!(units.contains(&u), "unit {u} missing");
+    }
+    let rpm = fmu
+        .md
+        .unit_definitions
+        .iter()
+        .find(|u| u.name == "rad/s")
+        .unwrap();
+    assert_eq!(rpm.display_units[0].name, "rpm");
+    assert!((rpm.display_units[0].factor - 30.0 / std::f64::consts::PI).abs() < 1e-12);
     // Value references are the positions in the table and unique.
     for (i, v) in fmu.md.model_variables.iter().enumerate() {
         assert_eq!(v.value_reference as usize, i);

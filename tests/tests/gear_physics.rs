@@ -14,6 +14,21 @@ struct Params {
 }
 
 impl Params {
+    fn new(ratio: f64, j_a: f64, j_b: f64, phi0: f64, w0: f64) -> Self {
+        Params {
+            ratio,
+            j_a,
+            j_b,
+            phi0,
+            w0,
+        }
+    }
+    /// An initialized instance with these parameters.
+    fn start<'a>(&self, fmu: &'a Fmu, name: &str) -> Instance<'a> {
+        let inst = fmu.instantiate(name);
+        inst.initialize(0.0, None, &self.set());
+        inst
+    }
     fn set(&self) -> Vec<(&'static str, f64)> {
         vec![
             ("ratio", self.ratio),
@@ -43,15 +58,8 @@ fn run_constant(inst: &Instance, tau_a: f64, tau_b: f64, steps: usize) {
 #[test]
 fn constant_torques_follow_the_closed_form() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: 3.0,
-        j_a: 0.05,
-        j_b: 0.4,
-        phi0: 0.3,
-        w0: -2.0,
-    };
-    let inst = fmu.instantiate("analytic");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(3.0, 0.05, 0.4, 0.3, -2.0);
+    let inst = p.start(&fmu, "analytic");
     let (tau_a, tau_b) = (0.7, -0.2);
     run_constant(&inst, tau_a, tau_b, 1500);
     let t = 1500.0 * H;
@@ -81,15 +89,8 @@ fn constant_torques_follow_the_closed_form() {
 #[test]
 fn mesh_torque_satisfies_the_implicit_torque_relation() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: -2.5,
-        j_a: 0.2,
-        j_b: 0.1,
-        phi0: 0.0,
-        w0: 1.0,
-    };
-    let inst = fmu.instantiate("relation");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(-2.5, 0.2, 0.1, 0.0, 1.0);
+    let inst = p.start(&fmu, "relation");
     run_constant(&inst, 1.3, 0.4, 10);
     let tau_a_cut = -inst.real("tau_mesh");
     // b side: J_b a_b = tau_b - tau_b_cut
@@ -103,15 +104,8 @@ fn mesh_torque_satisfies_the_implicit_torque_relation() {
 #[test]
 fn power_balance_holds_step_by_step_with_varying_torques() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: 2.0,
-        j_a: 0.1,
-        j_b: 0.2,
-        phi0: 0.0,
-        w0: 0.5,
-    };
-    let inst = fmu.instantiate("power");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(2.0, 0.1, 0.2, 0.0, 0.5);
+    let inst = p.start(&fmu, "power");
     let energy = |i: &Instance| {
         let (wa, wb) = (i.real("w_a"), i.real("w_b"));
         0.5 * (p.j_a * wa * wa + p.j_b * wb * wb)
@@ -154,15 +148,8 @@ fn power_balance_holds_step_by_step_with_varying_torques() {
 #[test]
 fn holds_torque_at_rest_and_starts_from_zero_speed() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: 4.0,
-        j_a: 0.3,
-        j_b: 0.7,
-        phi0: 0.0,
-        w0: 0.0,
-    };
-    let inst = fmu.instantiate("rest");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(4.0, 0.3, 0.7, 0.0, 0.0);
+    let inst = p.start(&fmu, "rest");
     // Balanced torques at zero speed: tau_b = -ratio tau_a. The gear transmits the torque and
     // nothing moves; the torque relation has no speed in it, so nothing is singular here.
     run_constant(&inst, 2.0, -8.0, 100);
@@ -184,15 +171,8 @@ fn holds_torque_at_rest_and_starts_from_zero_speed() {
 #[test]
 fn torque_reversal_passes_through_zero_speed() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: 2.0,
-        j_a: 0.1,
-        j_b: 0.2,
-        phi0: 0.0,
-        w0: 1.2,
-    };
-    let inst = fmu.instantiate("reversal");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(2.0, 0.1, 0.2, 0.0, 1.2);
+    let inst = p.start(&fmu, "reversal");
     // Decelerates at 1 rad/s^2 from 1.2 rad/s: zero speed at 1.2 s, then reverses.
     let tau_b = -p.j();
     let mut signs = Vec::new();
@@ -212,15 +192,8 @@ fn torque_reversal_passes_through_zero_speed() {
 #[test]
 fn negative_ratio_reverses_the_direction() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: -3.0,
-        j_a: 0.1,
-        j_b: 0.2,
-        phi0: 0.1,
-        w0: 2.0,
-    };
-    let inst = fmu.instantiate("negative");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(-3.0, 0.1, 0.2, 0.1, 2.0);
+    let inst = p.start(&fmu, "negative");
     // A positive tau_a drives the b side backwards.
     run_constant(&inst, 1.0, 0.0, 500);
     let t = 0.5;
@@ -242,15 +215,8 @@ fn negative_ratio_reverses_the_direction() {
 #[test]
 fn input_derivatives_ramp_the_inputs_over_a_step() {
     let fmu = Fmu::load("Gear");
-    let p = Params {
-        ratio: 2.0,
-        j_a: 0.1,
-        j_b: 0.2,
-        phi0: 0.0,
-        w0: 0.0,
-    };
-    let inst = fmu.instantiate("ramp");
-    inst.initialize(0.0, None, &p.set());
+    let p = Params::new(2.0, 0.1, 0.2, 0.0, 0.0);
+    let inst = p.start(&fmu, "ramp");
     // tau_b(t) = s t handed over as a value and a slope at each communication point (10 ms).
     let s = 3.0;
     let vr = fmu.vr("tau_b");

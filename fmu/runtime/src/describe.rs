@@ -92,10 +92,6 @@ fn indices<M>(vars: &[Var<M>], names: Option<&[&str]>) -> Option<Vec<usize>> {
 pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelDescription {
     let vars = M::variables();
     let defaults = M::default();
-    let mut units: Vec<&str> = vars.iter().filter_map(|v| v.unit).collect();
-    units.sort_unstable();
-    units.dedup();
-
     let model_variables = vars
         .iter()
         .enumerate()
@@ -180,28 +176,26 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             provides_directional_derivative: false,
             can_not_use_memory_management_functions: true,
         },
-        unit_definitions: units
+        // The whole table, so every FMU of the project offers the same units to a tool.
+        unit_definitions: UNITS
             .iter()
-            .map(|&name| {
-                let (_, [kg, m, s, rad], display) = *unit_entry(name);
-                md::Unit {
-                    name: name.into(),
-                    base_unit: md::BaseUnit {
-                        kg,
-                        m,
-                        s,
-                        rad,
-                        factor: 1.0,
-                    },
-                    display_units: display
-                        .map(|(n, f)| md::DisplayUnit {
-                            name: n.into(),
-                            factor: f,
-                            offset: 0.0,
-                        })
-                        .into_iter()
-                        .collect(),
-                }
+            .map(|&(name, [kg, m, s, rad], display)| md::Unit {
+                name: name.into(),
+                base_unit: md::BaseUnit {
+                    kg,
+                    m,
+                    s,
+                    rad,
+                    factor: 1.0,
+                },
+                display_units: display
+                    .map(|(n, f)| md::DisplayUnit {
+                        name: n.into(),
+                        factor: f,
+                        offset: 0.0,
+                    })
+                    .into_iter()
+                    .collect(),
             })
             .collect(),
         log_categories: CATEGORIES

@@ -814,3 +814,22 @@ macro_rules! export_fmu {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_models::Ball;
+
+    #[test]
+    fn a_panic_becomes_fatal_and_the_instance_then_refuses_calls() {
+        let logger = Logger::new(None, std::ptr::null_mut(), "p", false);
+        let c = Box::into_raw(Box::new(Instance::<Ball>::new(logger))) as *mut c_void;
+        unsafe {
+            let status = call::<Ball>(c, "fmi2Test", allowed::ANY_BUT_FATAL, |_| panic!("boom"));
+            assert_eq!(status, FATAL);
+            assert_eq!((*(c as *mut Instance<Ball>)).state, FmiState::Fatal);
+            assert_eq!(reset::<Ball>(c), ERROR);
+            free_instance::<Ball>(c);
+        }
+    }
+}

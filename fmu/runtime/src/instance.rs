@@ -33,19 +33,9 @@ pub enum FmiState {
 }
 
 impl FmiState {
+    /// A state an FMU state may hold (never Fatal).
     fn from_u8(x: u8) -> Option<Self> {
-        use FmiState::*;
-        [
-            Instantiated,
-            InitializationMode,
-            StepComplete,
-            StepFailed,
-            StepCanceled,
-            Terminated,
-            Error,
-        ]
-        .into_iter()
-        .find(|s| *s as u8 == x)
+        allowed::ANY_BUT_FATAL.iter().copied().find(|s| *s as u8 == x)
     }
 }
 

@@ -169,60 +169,8 @@ mod tests {
     //! The integrator against closed-form solutions, on small test models.
     use super::*;
     use crate::model::Experiment;
+    use crate::test_models::{Ball, E, G};
     use crate::variables::Var;
-
-    /// A ball dropped from h0 that bounces with restitution e: state events with exact times.
-    #[derive(Default, Clone)]
-    struct Ball {
-        h: f64,
-        v: f64,
-        bounces: i32,
-    }
-
-    const G: f64 = 9.81;
-    const E: f64 = 0.5;
-
-    impl Model for Ball {
-        const NAME: &'static str = "Ball";
-        const DESCRIPTION: &'static str = "";
-        const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment {
-            start: 0.0,
-            stop: 1.0,
-            tolerance: 1e-8,
-            step: 1e-3,
-        };
-        const STATES: usize = 2;
-        const EVENT_INDICATORS: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
-        fn initialize(&mut self) -> Result<(), Invalid> {
-            Ok(())
-        }
-        fn get_states(&self, x: &mut [f64]) {
-            x.copy_from_slice(&[self.h, self.v]);
-        }
-        fn set_states(&mut self, x: &[f64]) {
-            (self.h, self.v) = (x[0], x[1]);
-        }
-        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-            dx.copy_from_slice(&[self.v, -G]);
-        }
-        fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-            z[0] = self.h;
-        }
-        fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
-            if self.h <= 0.0 && self.v < 0.0 {
-                self.h = 0.0;
-                self.v *= -E;
-                self.bounces += 1;
-                return Ok(true);
-            }
-            Ok(false)
-        }
-        fn update_outputs(&mut self, _t: f64) {}
-    }
 
     #[test]
     fn bounce_times_are_located_inside_the_step() {

@@ -14,3 +14,5 @@ pub mod describe;
 pub mod ffi;
 pub mod instance;
 pub mod snapshot;
+#[cfg(test)]
+mod test_models;
