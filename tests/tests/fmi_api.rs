@@ -253,6 +253,14 @@ fn bad_parameters_fail_initialization_naming_variable_value_and_time() {
             log.contains(&format!("{name} = {value}")) && log.contains("t = 0.25"),
             "{log}"
         );
+        // Values can still be read in the Error state, and none is NaN.
+        for v in &fmu.md.model_variables {
+            assert!(
+                inst.real(&v.name).is_finite(),
+                "{} after a failed initialization",
+                v.name
+            );
+        }
         // The instance is in the Error state: stepping is refused, reset recovers.
         assert_eq!(inst.do_step(0.25, H), ERROR);
         assert_eq!(inst.reset(), OK);

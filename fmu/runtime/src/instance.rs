@@ -35,7 +35,10 @@ pub enum FmiState {
 impl FmiState {
     /// A state an FMU state may hold (never Fatal).
     fn from_u8(x: u8) -> Option<Self> {
-        allowed::ANY_BUT_FATAL.iter().copied().find(|s| *s as u8 == x)
+        allowed::ANY_BUT_FATAL
+            .iter()
+            .copied()
+            .find(|s| *s as u8 == x)
     }
 }
 
@@ -209,7 +212,8 @@ impl<M: Model> Instance<M> {
 
     /// Recomputes outputs that depend on values set since the last computation.
     fn refresh(&mut self) -> Result<(), String> {
-        if !self.dirty {
+        // In the Error state the model may never have been initialized: report what it holds.
+        if !self.dirty || self.state == FmiState::Error {
             return Ok(());
         }
         if self.state == FmiState::InitializationMode {
