@@ -79,6 +79,45 @@ def gear():
     write_opt(os.path.join(d, "Gear_ref.opt"), start, stop, step, 1e-8)
 
 
+def lossy_gear():
+    """LossyGear, default parameters = the seed's LossyGearDemo3 case.
+
+    ratio 1, J_a = J_b = 0.001, loss table [0, 0.25, 0.25, 0.625, 2.5], both sides at
+    10 rad/s, tau_a = 0, tau_b steps 0 -> 1 N.m at 0.5 s.
+
+    By hand (documentation.html): bf_a = (0.625 - 2.5)/(0.25 - 1/0.25) = 0.5. Rolling forward
+    with no external torque, Newton on both sides gives -T = g(T) with g the quadrant line;
+    both quadrants give T = 0.5 (tau_eta = 0), so tauLoss = T - g(T) = 1 and
+    a = (tau_b + ratio (tau_a - tauLoss)) / (J_b + ratio^2 J_a) = -1/0.002 = -500 rad/s^2.
+    The gear stops at t = 10/500 = 0.02 s, phi = 10*0.02 - 250*0.02^2 = 0.1 rad, having
+    dissipated all its kinetic energy, 0.1 J. At 0.5 s the torque tau_b = 1 asks the friction
+    for sa = tau_a + tau_b/ratio = 1 N.m inside the band [-2.5, 2.5]: it stays stuck.
+    """
+    w0, a, t_stop = 10.0, -500.0, 0.02
+    stop = 1.0
+    inputs = [(0.0, 0.0, 0.0), (0.5, 0.0, 0.0), (0.5, 0.0, 1.0), (stop, 0.0, 1.0)]
+    names = ["time", "phi_a", "w_a", "a_a", "phi_b", "w_b", "a_b", "tau_mesh", "tau_loss",
+             "power_loss", "energy_loss", "mode"]
+    rows = []
+    # A 3 ms grid keeps the reference points off the two instants (0.02 s, 0.5 s) at which the
+    # value a master records depends on which side of the step the switch falls.
+    times = [round(k * 0.003, 10) for k in range(334)] + [stop]
+    for t in times:
+        if t < t_stop:
+            w = w0 + a * t
+            phi = w0 * t + 0.5 * a * t * t
+            rows.append((t, phi, w, a, phi, w, a, -0.5, 1.0, w, 0.001 * (w0**2 - w**2), 1))
+        else:
+            tau_b = 1.0 if t > 0.5 else 0.0
+            rows.append((t, 0.1, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, tau_b, 0.0, 0.1, 0))
+    d = os.path.join(HERE, "LossyGear")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "LossyGear_in.csv"), ["time", "tau_a", "tau_b"], inputs)
+    write_csv(os.path.join(d, "LossyGear_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "LossyGear_ref.opt"), 0.0, stop, 1e-3, 1e-8)
+
+
 if __name__ == "__main__":
     gear()
+    lossy_gear()
     print("reference-fmus: written")

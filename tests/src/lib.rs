@@ -344,6 +344,30 @@ impl<'a> Instance<'a> {
         v[0]
     }
 
+    /// Sets one Integer by name.
+    pub fn set_int(&self, name: &str, value: c_int) -> Status {
+        let vr = [self.fmu.vr(name)];
+        unsafe { (self.api().set_integer)(self.c, vr.as_ptr(), 1, &value) }
+    }
+
+    /// Reads one Integer by name; panics unless OK.
+    pub fn int(&self, name: &str) -> c_int {
+        let vr = [self.fmu.vr(name)];
+        let mut v: c_int = 0;
+        let status = unsafe { (self.api().get_integer)(self.c, vr.as_ptr(), 1, &mut v) };
+        assert_eq!(status, OK, "fmi2GetInteger({name}): {}", self.log_text());
+        v
+    }
+
+    /// Times of the events the FMU logged (category logEvents), in order.
+    pub fn event_times(&self) -> Vec<f64> {
+        self.log()
+            .iter()
+            .filter(|l| l.category == "logEvents")
+            .filter_map(|l| l.message.rsplit("t = ").next()?.trim().parse().ok())
+            .collect()
+    }
+
     pub fn set_input_derivatives(&self, vrs: &[Vr], orders: &[c_int], values: &[f64]) -> Status {
         unsafe {
             (self.api().set_real_input_derivatives)(

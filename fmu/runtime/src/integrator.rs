@@ -15,6 +15,9 @@ use std::cell::RefCell;
 /// How many event updates in a row may change a mode before the event is declared chattering.
 pub const MAX_EVENT_ITERATIONS: usize = 100;
 
+/// Zero crossings one step may hold before the model is declared chattering.
+pub const MAX_SEGMENTS: usize = 10_000;
+
 /// Absolute tolerance per unit of relative tolerance (states are O(1) in SI units).
 const ATOL_PER_RTOL: f64 = 1.0;
 
@@ -38,11 +41,12 @@ pub fn time_epsilon(t: f64) -> f64 {
     1e-13 * t.abs().max(1.0)
 }
 
-/// Repeats the model's event update until nothing discrete changes.
-pub fn event_iteration<M: Model>(model: &mut M, t: f64) -> Result<(), StepError> {
-    for _ in 0..MAX_EVENT_ITERATIONS {
+/// Repeats the model's event update until nothing discrete changes; returns how many updates
+/// changed something.
+pub fn event_iteration<M: Model>(model: &mut M, t: f64) -> Result<usize, StepError> {
+    for n in 0..MAX_EVENT_ITERATIONS {
         match model.event_update(t) {
-            Ok(false) => return Ok(()),
+            Ok(false) => return Ok(n),
             Ok(true) => continue,
             Err(e) => return Err(StepError::Invalid(t, e)),
         }
@@ -69,7 +73,14 @@ pub fn integrate<M: Model>(
     log_event: &mut dyn FnMut(&str),
 ) -> Result<StepStats, StepError> {
     let mut stats = StepStats::default();
+    let mut segments = 0;
     let mut t = t0;
+    // Inputs may have jumped at the communication point: settle the modes first, because a
+    // condition that is already true at the start of a segment is no zero crossing.
+    inputs(model, t);
+    if event_iteration(model, t)? > 0 {
+        log_event(&format!("mode change at the communication point t = {t}"));
+    }
     while t1 - t > time_epsilon(t1) {
         let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
         let t_stop = time_event.unwrap_or(t1);
@@ -88,9 +99,18 @@ pub fn integrate<M: Model>(
                 model.set_states(&x);
                 t = tr;
                 inputs(model, t);
-                stats.state_events += 1;
-                log_event(&format!("state event at t = {t}"));
-                event_iteration(model, t)?;
+                // A crossing at rounding level that changes no mode is no event.
+                if event_iteration(model, t)? > 0 {
+                    stats.state_events += 1;
+                    log_event(&format!("state event at t = {t}"));
+                }
+                segments += 1;
+                if segments > MAX_SEGMENTS {
+                    return Err(StepError::Solver(
+                        t,
+                        format!("more than {MAX_SEGMENTS} events in one step: the model chatters"),
+                    ));
+                }
             }
         }
     }

@@ -72,12 +72,15 @@ unsafe impl Send for Logger {}
 impl Logger {
     pub fn new(callback: Option<LoggerFn>, env: *mut c_void, name: &str, on: bool) -> Self {
         let instance_name = CString::new(name.replace('\0', "")).unwrap_or_default();
+        // logCalls is a trace of every call: only on request through fmi2SetDebugLogging.
+        let mut enabled = [true; CATEGORIES.len()];
+        enabled[Category::Calls as usize] = false;
         Logger {
             callback,
             env,
             instance_name,
             on,
-            enabled: [true; CATEGORIES.len()],
+            enabled,
         }
     }
 

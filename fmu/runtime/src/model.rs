@@ -78,6 +78,9 @@ pub trait Model: Default + Clone + Send + 'static {
 
     /// Handles an event at `t`: switches modes, may reset states. Returns whether anything
     /// discrete changed; the runtime repeats the call until nothing does.
+    ///
+    /// At a located crossing the indicator may be exactly zero: treat zero as crossed. A
+    /// segment restarted with an indicator at exactly zero would not see it change sign.
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         Ok(false)
     }

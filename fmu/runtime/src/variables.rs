@@ -141,6 +141,18 @@ impl<M> Var<M> {
         )
     }
 
+    /// Internal model state that is not an output (a mode, an interval index): declared so
+    /// that it is part of the FMU state.
+    pub fn local(name: &'static str, access: Access<M>) -> Self {
+        Self::new(
+            name,
+            Causality::Local,
+            Some(Initial::Calculated),
+            access,
+            Variability::Continuous,
+        )
+    }
+
     pub fn unit(mut self, unit: &'static str) -> Self {
         self.unit = Some(unit);
         self
