@@ -9,6 +9,7 @@ Input signals are piecewise constant with their jumps on communication points, w
 a master without input derivatives applies (sample and hold), so the closed form is the exact
 solution of the co-simulation, not an approximation of it.
 """
+import math
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,7 +118,114 @@ def lossy_gear():
     write_opt(os.path.join(d, "LossyGear_ref.opt"), 0.0, stop, 1e-3, 1e-8)
 
 
+class LossyGearEquations:
+    """The lossy gear's equations for one constant loss row, solved independently of the FMU:
+    the flange torque by bisection of the monotone Newton residual."""
+
+    def __init__(self, ratio, j_a, j_b, eta1, eta2, bf1, bf2):
+        self.r, self.j_a, self.j_b = ratio, j_a, j_b
+        self.eta1, self.eta2, self.bf1, self.bf2 = eta1, eta2, bf1, bf2
+        self.bf_a = (bf1 - bf2) / (eta1 - 1.0 / eta2)
+
+    def loss(self, t, direction):
+        """MSL quadrants, driving side from tau_eta = t -+ bf_a."""
+        a_side = t - direction * self.bf_a >= 0.0
+        if direction > 0:
+            return (1 - self.eta1) * t + self.bf1 if a_side else (1 - 1 / self.eta2) * t + self.bf2
+        return (1 - 1 / self.eta2) * t - self.bf2 if a_side else (1 - self.eta1) * t - self.bf1
+
+    def rolling(self, tau_a, tau_b, direction):
+        """(flange torque, loss, a_b) while rolling."""
+        r, ja, jb = self.r, self.j_a, self.j_b
+        def residual(t):
+            return jb * (tau_a - t) - r * ja * tau_b - r * r * ja * (t - self.loss(t, direction))
+        lo, hi = -1e4, 1e4
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if residual(mid) > 0:
+                lo = mid
+            else:
+                hi = mid
+        t = 0.5 * (lo + hi)
+        loss = self.loss(t, direction)
+        return t, loss, (tau_b + r * (tau_a - loss)) / (jb + r * r * ja)
+
+    def breakaway(self, tau_a, tau_b):
+        """+1 / -1 when a gear at rest breaks away forward / backward, else 0."""
+        sa = tau_a + tau_b / self.r
+        if sa > self.loss(tau_a, 1.0):
+            return 1
+        if sa < self.loss(tau_a, -1.0):
+            return -1
+        return 0
+
+
+def lossy_gear_breakaway():
+    """LossyGear scenario (b)+(c) with the default parameters: after the seed's stop at 0.02 s,
+    tau_b = 4 sin(3 pi t) breaks the gear away forward, it stops, breaks away backward, stops,
+    breaks away forward again. energy_loss is the integral of power_loss.
+
+    The master holds each input over a 1 ms step, so inside a step the acceleration is constant:
+    the speed is linear, a stop is at t_k - w/a exactly, and a gear at rest can only break away
+    at a communication point. That makes this solution exact, step by step.
+    """
+    eq = LossyGearEquations(1.0, 0.001, 0.001, 0.25, 0.25, 0.625, 2.5)
+    h, n, stride = 1e-3, 1000, 10
+
+    def u(k):
+        return 4.0 * math.sin(3.0 * math.pi * k * h)
+
+    mode, w, phi, energy = 1, 10.0, 0.0, 0.0
+    names = ["time", "phi_b", "w_b", "a_b", "tau_mesh", "tau_loss", "power_loss", "energy_loss",
+             "mode"]
+
+    def outputs(tau_b):
+        if mode == 0:
+            return (0.0, -0.0, tau_b, 0.0)
+        t, loss, a = eq.rolling(0.0, tau_b, mode)
+        return (a, -t, loss, loss * w)
+
+    rows = [(0.0, phi, w) + outputs(u(0)) + (energy, mode)]
+    switches = []
+    for k in range(n):
+        tau_b = u(k)
+        if mode == 0 and eq.breakaway(0.0, tau_b):
+            mode = eq.breakaway(0.0, tau_b)
+            switches.append(k * h)
+        t, t_end = k * h, (k + 1) * h
+        while t_end - t > 1e-15:
+            if mode == 0:
+                break
+            _, loss, a = eq.rolling(0.0, tau_b, mode)
+            dt = t_end - t
+            if (w + a * dt) * mode <= 0.0:  # stops inside the step
+                dt = -w / a
+                assert dt > 1e-9 and t_end - t - dt > 1e-9, "a stop too close to a step end"
+            phi += w * dt + 0.5 * a * dt * dt
+            energy += loss * (w + 0.5 * a * dt) * dt
+            w += a * dt
+            t += dt
+            if t_end - t > 1e-15:
+                switches.append(t)
+                w = 0.0
+                # A reversal passes through Stuck; it may break away at once.
+                mode = eq.breakaway(0.0, tau_b)
+                if mode:
+                    switches.append(t)
+        if (k + 1) % stride == 0:
+            rows.append((round(t_end, 10), phi, w) + outputs(tau_b) + (energy, mode))
+    assert len(switches) >= 5, switches
+    d = os.path.join(HERE, "LossyGear", "breakaway")
+    os.makedirs(d, exist_ok=True)
+    inputs = [(round(k * h, 10), 0.0, u(k)) for k in range(n + 1)]
+    write_csv(os.path.join(d, "LossyGear_in.csv"), ["time", "tau_a", "tau_b"], inputs)
+    write_csv(os.path.join(d, "LossyGear_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "LossyGear_ref.opt"), 0.0, n * h, h, 1e-8)
+    return switches
+
+
 if __name__ == "__main__":
     gear()
     lossy_gear()
+    print("LossyGear breakaway switches:", lossy_gear_breakaway())
     print("reference-fmus: written")

@@ -83,10 +83,18 @@ def main(fmu_dir, ref_root):
         if check.returncode != 0 or "ERROR" in check.stdout:
             problems.append(f"fmutool -check failed:\n{check.stdout}{check.stderr}")
         ref_dir = os.path.join(ref_root, model)
+        # The Cross-Check set in reference-fmus/<Model>/, and further scenarios (default
+        # parameters, other inputs) in its subdirectories, laid out the same way.
+        scenarios = [ref_dir] + sorted(
+            os.path.join(ref_dir, d) for d in (os.listdir(ref_dir) if os.path.isdir(ref_dir) else [])
+            if os.path.isfile(os.path.join(ref_dir, d, f"{model}_ref.csv")))
         worst = None
-        if os.path.isdir(ref_dir):
-            sim_problems, worst = compare(fmu, ref_dir, model)
-            problems += [f"reference: {p}" for p in sim_problems]
+        if os.path.isfile(os.path.join(ref_dir, f"{model}_ref.csv")):
+            for scenario in scenarios:
+                sim_problems, dev = compare(fmu, scenario, model)
+                worst = max(worst or 0.0, dev)
+                name = os.path.relpath(scenario, ref_root)
+                problems += [f"reference {name}: {p}" for p in sim_problems]
         else:
             problems.append(f"no reference result in {ref_dir}")
         readme = open(os.path.join(os.path.dirname(ref_root), "README.md")).read()
@@ -98,7 +106,8 @@ def main(fmu_dir, ref_root):
             problems.append(f"README's variable table lacks {', '.join(missing)}")
         status = "FAIL" if problems else "ok"
         dev = "" if worst is None else f", max relative deviation from reference {worst:.2e}"
-        print(f"{model}: fmpy validate, fmutool -check, FMPy vs reference: {status}{dev}")
+        print(f"{model}: fmpy validate, fmutool -check, FMPy vs {len(scenarios)} reference(s): "
+              f"{status}{dev}")
         for p in problems:
             print(f"  {p}")
         failed += bool(problems)
