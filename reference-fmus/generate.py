@@ -224,7 +224,143 @@ def lossy_gear_breakaway():
     return switches
 
 
+def rk4(f, x, t, dt):
+    k1 = f(t, x)
+    k2 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k1)])
+    k3 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k2)])
+    k4 = f(t + dt, [a + dt * b for a, b in zip(x, k3)])
+    return [a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4)]
+
+
+def crank_slider():
+    """CrankSlider, default parameters (a = 0.05 m, l = 0.16 m, J = 0.02, m = 0.5), from rest at
+    top dead centre, driven by a torque and a piston force held over each 1 ms step.
+
+    Independent solution: classic RK4 with 50 substeps per step on
+    (J + m s'^2) alpha = tau + f s' - m s' s'' w^2, where s' and s'' come from central finite
+    differences of the position s(phi) with a small step (not from the FMU's closed forms).
+    """
+    a, l, J, m = 0.05, 0.16, 0.02, 0.5
+    h, n, sub = 1e-3, 1000, 50
+
+    def s(phi):
+        return a * math.cos(phi) + math.sqrt(l * l - (a * math.sin(phi)) ** 2)
+
+    def sp(phi, e=1e-4):
+        # 4th-order central differences
+        return (-s(phi + 2 * e) + 8 * s(phi + e) - 8 * s(phi - e) + s(phi - 2 * e)) / (12 * e)
+
+    def spp(phi, e=1e-3):
+        return (-s(phi + 2 * e) + 16 * s(phi + e) - 30 * s(phi) + 16 * s(phi - e) - s(phi - 2 * e)) / (12 * e * e)
+
+    def inputs(t):
+        return 2.0 + 1.5 * math.sin(5 * t), -40.0 * math.cos(3 * t)
+
+    def f(_t, x, tau_f):
+        phi, w = x
+        tau, force = tau_f
+        p1, p2 = sp(phi), spp(phi)
+        return [w, (tau + force * p1 - m * p1 * p2 * w * w) / (J + m * p1 * p1)]
+
+    x = [0.0, 0.0]
+    names = ["time", "phi", "w", "s", "v"]
+    rows = [(0.0, 0.0, 0.0, s(0.0), 0.0)]
+    ins = []
+    for k in range(n):
+        u = inputs(k * h)
+        ins.append((round(k * h, 10),) + u)
+        for j in range(sub):
+            x = rk4(lambda t, y: f(t, y, u), x, k * h + j * h / sub, h / sub)
+        if (k + 1) % 10 == 0:
+            phi, w = x
+            rows.append((round((k + 1) * h, 10), phi, w, s(phi), sp(phi) * w))
+    ins.append((round(n * h, 10),) + inputs(n * h))
+    d = os.path.join(HERE, "CrankSlider")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "CrankSlider_in.csv"), ["time", "tau", "f"], ins)
+    write_csv(os.path.join(d, "CrankSlider_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "CrankSlider_ref.opt"), 0.0, n * h, h, 1e-10)
+
+
+def cvt():
+    """CVT, default parameters, sheaves moving freely inside their travel: clamping forces
+    near the balance F_2 = -F_1 ds1/ds2 with a 0.3 N oscillation, a slow torque on the primary.
+
+    Independent solution: RK4 with 50 substeps per step on the Lagrange equations of
+    documentation.html. s1 comes from bisection on the exact belt length, and ds1/ds2,
+    d2s1/ds2^2 and d rho/ds2 come from finite differences of that bisection, not from the
+    FMU's implicit-differentiation formulas.
+    """
+    C, D1b, D2b, c1, c2 = 0.25, 0.08, 0.12, 4.0, 4.0
+    J1, J2, m1, m2 = 0.01, 0.02, 0.5, 0.8
+    h, n, sub = 1e-3, 1000, 50
+
+    def length(d1, d2):
+        beta = math.asin((d2 - d1) / (2 * C))
+        return 2 * C * math.cos(beta) + math.pi / 2 * (d1 + d2) + beta * (d2 - d1)
+
+    L0 = length(D1b, D2b)
+
+    def s1_of(s2):
+        d2 = D2b + c2 * s2
+        lo, hi = -0.019, 0.019  # L rises with s1: bisection to the last bit
+        for _ in range(64):
+            mid = 0.5 * (lo + hi)
+            if length(D1b + c1 * mid, d2) > L0:
+                hi = mid
+            else:
+                lo = mid
+        return 0.5 * (lo + hi)
+
+    def derivs(s2, e=1e-5):
+        f = [s1_of(s2 + k * e) for k in (-2, -1, 0, 1, 2)]
+        s1p = (f[0] - 8 * f[1] + 8 * f[3] - f[4]) / (12 * e)
+        s1pp = (-f[0] + 16 * f[1] - 30 * f[2] + 16 * f[3] - f[4]) / (12 * e * e)
+        rho = [(D1b + c1 * f[i]) / (D2b + c2 * (s2 + (i - 2) * e)) for i in range(5)]
+        rho_p = (rho[0] - 8 * rho[1] + 8 * rho[3] - rho[4]) / (12 * e)
+        return f[2], s1p, s1pp, rho[2], rho_p
+
+    balance = -50.0 * derivs(0.0)[1]
+
+    def inputs(t):
+        return 0.02, -0.005, 50.0, balance + 0.3 * math.sin(8 * math.pi * t)
+
+    def f(_t, x, u):
+        phi1, w1, phi2, s2, v2 = x
+        tau1, tau2, F1, F2 = u
+        _, s1p, s1pp, rho, rho_p = derivs(s2)
+        a1 = (tau1 + rho * tau2 - 2 * J2 * rho * rho_p * v2 * w1) / (J1 + J2 * rho * rho)
+        a2 = (F2 + F1 * s1p - m1 * s1p * s1pp * v2 * v2 + J2 * rho * rho_p * w1 * w1) / (m2 + m1 * s1p * s1p)
+        return [w1, a1, rho * w1, v2, a2]
+
+    x = [0.0, 0.0, 0.0, 0.0, 0.0]
+    names = ["time", "phi1", "w1", "phi2", "w2", "s1", "s2", "v2", "ratio"]
+
+    def row(t, x):
+        s1, _, _, rho, _ = derivs(x[3])
+        return (t, x[0], x[1], x[2], rho * x[1], s1, x[3], x[4], 1 / rho)
+
+    rows = [row(0.0, x)]
+    ins = []
+    for k in range(n):
+        u = inputs(k * h)
+        ins.append((round(k * h, 10),) + u)
+        for j in range(sub):
+            x = rk4(lambda t, y: f(t, y, u), x, k * h + j * h / sub, h / sub)
+        if (k + 1) % 10 == 0:
+            rows.append(row(round((k + 1) * h, 10), x))
+    ins.append((round(n * h, 10),) + inputs(n * h))
+    assert all(-0.005 < r[6] < 0.005 for r in rows), "the sheaves must stay off their stops"
+    d = os.path.join(HERE, "CVT")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "CVT_in.csv"), ["time", "tau_1", "tau_2", "F_1", "F_2"], ins)
+    write_csv(os.path.join(d, "CVT_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "CVT_ref.opt"), 0.0, n * h, h, 1e-10)
+
+
 if __name__ == "__main__":
+    crank_slider()
+    cvt()
     gear()
     lossy_gear()
     print("LossyGear breakaway switches:", lossy_gear_breakaway())

@@ -1,0 +1,316 @@
+//! Crank-slider: a crank with inertia J turns a piston of mass m through a massless rod.
+//!
+//! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
+
+use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
+
+/// Piston position from the crank axis, and its first two derivatives with respect to phi.
+pub mod geometry {
+    /// `s = a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)`.
+    pub fn s(a: f64, l: f64, phi: f64) -> f64 {
+        a * phi.cos() + root(a, l, phi)
+    }
+
+    /// `R = sqrt(l^2 - a^2 sin^2 phi)`, positive for l > a.
+    fn root(a: f64, l: f64, phi: f64) -> f64 {
+        let (sn, _) = phi.sin_cos();
+        (l * l - a * a * sn * sn).sqrt()
+    }
+
+    /// `ds/dphi = -a sin(phi) - a^2 sin(phi) cos(phi) / R`.
+    pub fn ds_dphi(a: f64, l: f64, phi: f64) -> f64 {
+        let (sn, cs) = phi.sin_cos();
+        -a * sn - a * a * sn * cs / root(a, l, phi)
+    }
+
+    /// `d2s/dphi2 = -a cos(phi) - a^2 cos(2 phi) / R - a^4 sin^2(phi) cos^2(phi) / R^3`.
+    pub fn d2s_dphi2(a: f64, l: f64, phi: f64) -> f64 {
+        let (sn, cs) = phi.sin_cos();
+        let r = root(a, l, phi);
+        -a * cs - a * a * (cs * cs - sn * sn) / r - a.powi(4) * sn * sn * cs * cs / r.powi(3)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn derivatives_match_finite_differences() {
+            let (a, l) = (0.05, 0.16);
+            let h = 1e-5;
+            for k in 0..720 {
+                let phi = -7.0 + k as f64 * 0.0199;
+                let fd1 = (s(a, l, phi + h) - s(a, l, phi - h)) / (2.0 * h);
+                let fd2 = (ds_dphi(a, l, phi + h) - ds_dphi(a, l, phi - h)) / (2.0 * h);
+                assert!((fd1 - ds_dphi(a, l, phi)).abs() < 1e-10, "phi = {phi}");
+                assert!((fd2 - d2s_dphi2(a, l, phi)).abs() < 1e-9, "phi = {phi}");
+            }
+        }
+
+        #[test]
+        fn seed_formula_is_not_the_piston_position() {
+            // The seed prints s = a + l - sqrt(l^2 - a^2 sin^2) + a cos. At phi = pi/2 the
+            // piston is sqrt(l^2 - a^2) from the crank axis; the seed says a + l - sqrt(...).
+            let (a, l) = (0.05f64, 0.16f64);
+            let phi = std::f64::consts::FRAC_PI_2;
+            let seed = a + l - (l * l - a * a).sqrt() + a * phi.cos();
+            assert!((s(a, l, phi) - (l * l - a * a).sqrt()).abs() < 1e-15);
+            assert!((seed - s(a, l, phi)).abs() > 0.05);
+            // At the dead centres the position is l + a and l - a.
+            assert!((s(a, l, 0.0) - (l + a)).abs() < 1e-15);
+            assert!((s(a, l, std::f64::consts::PI) - (l - a)).abs() < 1e-15);
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CrankSlider {
+    // parameters
+    crank_radius: f64,
+    rod_length: f64,
+    j: f64,
+    m: f64,
+    phi_start: f64,
+    w_start: f64,
+    // inputs
+    tau: f64,
+    f: f64,
+    // states
+    phi: f64,
+    w: f64,
+    // discrete state: side of the last dead centre passed (sign of sin phi, 0 at one)
+    side: i32,
+    dead_centre_count: i32,
+    // outputs
+    alpha: f64,
+    s: f64,
+    v: f64,
+    a_s: f64,
+    ds_dphi: f64,
+    d2s_dphi2: f64,
+    tau_rod: f64,
+}
+
+impl Default for CrankSlider {
+    /// A small single-cylinder engine: 50 mm crank, 160 mm rod, from rest at top dead centre.
+    fn default() -> Self {
+        CrankSlider {
+            crank_radius: 0.05,
+            rod_length: 0.16,
+            j: 0.02,
+            m: 0.5,
+            phi_start: 0.0,
+            w_start: 0.0,
+            tau: 0.0,
+            f: 0.0,
+            phi: 0.0,
+            w: 0.0,
+            side: 0,
+            dead_centre_count: 0,
+            alpha: 0.0,
+            s: 0.0,
+            v: 0.0,
+            a_s: 0.0,
+            ds_dphi: 0.0,
+            d2s_dphi2: 0.0,
+            tau_rod: 0.0,
+        }
+    }
+}
+
+impl CrankSlider {
+    /// Crank acceleration from Lagrange's equation with T = (J + m s'^2) w^2 / 2:
+    /// `(J + m s'^2) alpha + m s' s'' w^2 = tau + f s'`.
+    fn acceleration(&self, sp: f64, spp: f64) -> f64 {
+        (self.tau + self.f * sp - self.m * sp * spp * self.w * self.w) / (self.j + self.m * sp * sp)
+    }
+
+    fn side_of(&self) -> i32 {
+        let s = self.phi.sin();
+        if s > 0.0 {
+            1
+        } else if s < 0.0 {
+            -1
+        } else {
+            0
+        }
+    }
+}
+
+const DYNAMIC: &[&str] = &["phi", "w", "tau", "f"];
+
+impl Model for CrankSlider {
+    const NAME: &'static str = "CrankSlider";
+    const DESCRIPTION: &'static str =
+        "Crank-slider: crank inertia J and piston mass m on a massless rod; torque and piston force in";
+    const DOCUMENTATION: &'static str = include_str!("../documentation.html");
+    const DEFAULT_EXPERIMENT: Experiment =
+        Experiment { start: 0.0, stop: 2.0, tolerance: 1e-8, step: 1e-3 };
+    const STATES: usize = 2;
+    const EVENT_INDICATORS: usize = 1;
+
+    fn variables() -> Vec<Var<Self>> {
+        vec![
+            Var::parameter("crank_radius", real!(crank_radius))
+                .unit("m")
+                .min(0.0)
+                .describe("Crank radius a (> 0)"),
+            Var::parameter("rod_length", real!(rod_length))
+                .unit("m")
+                .min(0.0)
+                .describe("Connecting rod length l (> crank_radius)"),
+            Var::parameter("J", real!(j))
+                .unit("kg.m2")
+                .min(0.0)
+                .describe("Inertia of crank and flywheel (> 0: the only inertia at the dead centres)"),
+            Var::parameter("m", real!(m))
+                .unit("kg")
+                .min(0.0)
+                .describe("Piston mass"),
+            Var::parameter("phi_start", real!(phi_start))
+                .unit("rad")
+                .describe("Initial crank angle (0: top dead centre)"),
+            Var::parameter("w_start", real!(w_start))
+                .unit("rad/s")
+                .describe("Initial crank speed"),
+            Var::input("tau", real!(tau))
+                .unit("N.m")
+                .describe("External torque on the crank"),
+            Var::input("f", real!(f))
+                .unit("N")
+                .describe("External force on the piston along s (positive pushes s up)"),
+            Var::output("phi", real!(phi))
+                .unit("rad")
+                .describe("Crank angle (state)")
+                .depends_on(&["phi"]),
+            Var::output("w", real!(w))
+                .unit("rad/s")
+                .describe("Crank speed (state)")
+                .derivative_of("phi")
+                .depends_on(&["w"]),
+            Var::output("alpha", real!(alpha))
+                .unit("rad/s2")
+                .describe("Crank acceleration")
+                .derivative_of("w")
+                .depends_on(DYNAMIC),
+            Var::output("s", real!(s))
+                .unit("m")
+                .describe("Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")
+                .depends_on(&["phi"]),
+            Var::output("v", real!(v))
+                .unit("m/s")
+                .describe("Piston speed ds/dt")
+                .depends_on(&["phi", "w"]),
+            Var::output("a_s", real!(a_s))
+                .unit("m/s2")
+                .describe("Piston acceleration")
+                .depends_on(DYNAMIC),
+            Var::output("ds_dphi", real!(ds_dphi))
+                .unit("m/rad")
+                .describe("ds/dphi, the transmission ratio of the mechanism")
+                .depends_on(&["phi"]),
+            Var::output("d2s_dphi2", real!(d2s_dphi2))
+                .unit("m/rad2")
+                .describe("d2s/dphi2")
+                .depends_on(&["phi"]),
+            Var::output("tau_rod", real!(tau_rod))
+                .unit("N.m")
+                .describe("Torque the rod exerts on the crank")
+                .depends_on(DYNAMIC),
+            Var::output("dead_centre_count", integer!(dead_centre_count))
+                .describe("Dead centres (phi = k pi) passed since the start, counted by events")
+                .depends_on(&["phi"]),
+            Var::local("side", integer!(side))
+                .describe("Sign of sin(phi) since the last dead centre passed (0: not yet left)"),
+        ]
+    }
+
+    fn initialize(&mut self) -> Result<(), Invalid> {
+        let (a, l) = (self.crank_radius, self.rod_length);
+        if !(a.is_finite() && a > 0.0) {
+            return Err(Invalid::new("crank_radius", a, "must be positive"));
+        }
+        if !(l.is_finite() && l > a) {
+            return Err(Invalid::new(
+                "rod_length",
+                l,
+                format!("must be greater than crank_radius = {a}: the rod could not reach the piston"),
+            ));
+        }
+        if !(self.j.is_finite() && self.j > 0.0) {
+            return Err(Invalid::new("J", self.j, "must be positive: it is the only inertia at a dead centre"));
+        }
+        if !(self.m.is_finite() && self.m >= 0.0) {
+            return Err(Invalid::new("m", self.m, "must be >= 0"));
+        }
+        self.phi = self.phi_start;
+        self.w = self.w_start;
+        self.side = self.side_of();
+        self.dead_centre_count = 0;
+        Ok(())
+    }
+
+    fn get_states(&self, x: &mut [f64]) {
+        x.copy_from_slice(&[self.phi, self.w]);
+    }
+
+    fn set_states(&mut self, x: &[f64]) {
+        (self.phi, self.w) = (x[0], x[1]);
+    }
+
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let (a, l) = (self.crank_radius, self.rod_length);
+        let sp = geometry::ds_dphi(a, l, self.phi);
+        let spp = geometry::d2s_dphi2(a, l, self.phi);
+        dx[0] = self.w;
+        dx[1] = self.acceleration(sp, spp);
+    }
+
+    /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does.
+    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
+        z[0] = self.phi.sin();
+    }
+
+    fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+        let now = self.side_of();
+        // At exactly a dead centre, count it as passed in the direction of travel.
+        let heading = if now != 0 {
+            now
+        } else {
+            let rate = self.phi.cos() * self.w;
+            if rate > 0.0 {
+                1
+            } else if rate < 0.0 {
+                -1
+            } else {
+                0
+            }
+        };
+        if heading == 0 || heading == self.side {
+            return Ok(false);
+        }
+        // Leaving the dead centre the run started at is not a passage.
+        if self.side != 0 {
+            self.dead_centre_count += 1;
+        }
+        self.side = heading;
+        Ok(true)
+    }
+
+    fn update_outputs(&mut self, _t: f64) {
+        let (a, l) = (self.crank_radius, self.rod_length);
+        let sp = geometry::ds_dphi(a, l, self.phi);
+        let spp = geometry::d2s_dphi2(a, l, self.phi);
+        self.alpha = self.acceleration(sp, spp);
+        self.s = geometry::s(a, l, self.phi);
+        self.ds_dphi = sp;
+        self.d2s_dphi2 = spp;
+        self.v = sp * self.w;
+        self.a_s = spp * self.w * self.w + sp * self.alpha;
+        // Massless rod, ideal joints: tau_rod dphi + F_rod ds = 0 with the rod's force on the
+        // piston F_rod = m a_s - f.
+        self.tau_rod = -(self.m * self.a_s - self.f) * sp;
+    }
+}
+
+export_fmu!(CrankSlider);
