@@ -144,8 +144,12 @@ impl Model for CrankSlider {
     const DESCRIPTION: &'static str =
         "Crank-slider: crank inertia J and piston mass m on a massless rod; torque and piston force in";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment =
-        Experiment { start: 0.0, stop: 2.0, tolerance: 1e-8, step: 1e-3 };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment {
+        start: 0.0,
+        stop: 2.0,
+        tolerance: 1e-8,
+        step: 1e-3,
+    };
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
 
@@ -162,7 +166,9 @@ impl Model for CrankSlider {
             Var::parameter("J", real!(j))
                 .unit("kg.m2")
                 .min(0.0)
-                .describe("Inertia of crank and flywheel (> 0: the only inertia at the dead centres)"),
+                .describe(
+                    "Inertia of crank and flywheel (> 0: the only inertia at the dead centres)",
+                ),
             Var::parameter("m", real!(m))
                 .unit("kg")
                 .min(0.0)
@@ -195,7 +201,9 @@ impl Model for CrankSlider {
                 .depends_on(DYNAMIC),
             Var::output("s", real!(s))
                 .unit("m")
-                .describe("Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")
+                .describe(
+                    "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)",
+                )
                 .depends_on(&["phi"]),
             Var::output("v", real!(v))
                 .unit("m/s")
@@ -234,11 +242,17 @@ impl Model for CrankSlider {
             return Err(Invalid::new(
                 "rod_length",
                 l,
-                format!("must be greater than crank_radius = {a}: the rod could not reach the piston"),
+                format!(
+                    "must be greater than crank_radius = {a}: the rod could not reach the piston"
+                ),
             ));
         }
         if !(self.j.is_finite() && self.j > 0.0) {
-            return Err(Invalid::new("J", self.j, "must be positive: it is the only inertia at a dead centre"));
+            return Err(Invalid::new(
+                "J",
+                self.j,
+                "must be positive: it is the only inertia at a dead centre",
+            ));
         }
         if !(self.m.is_finite() && self.m >= 0.0) {
             return Err(Invalid::new("m", self.m, "must be >= 0"));

@@ -125,7 +125,16 @@ impl Geometry {
         let s1pp = -k * std::f64::consts::PI / (g1 * g1) * dbeta;
         let rho = d1 / d2;
         let rho_p = (self.c1 * s1p * d2 - d1 * self.c2) / (d2 * d2);
-        Configuration { s1, d1, d2, beta, s1p, s1pp, rho, rho_p }
+        Configuration {
+            s1,
+            d1,
+            d2,
+            beta,
+            s1p,
+            s1pp,
+            rho,
+            rho_p,
+        }
     }
 }
 
@@ -134,7 +143,15 @@ mod tests {
     use super::*;
 
     fn geometry() -> Geometry {
-        Geometry { c: 0.25, d1_bar: 0.08, d2_bar: 0.12, s1_bar: 0.0, s2_bar: 0.0, c1: 4.0, c2: 3.0 }
+        Geometry {
+            c: 0.25,
+            d1_bar: 0.08,
+            d2_bar: 0.12,
+            s1_bar: 0.0,
+            s2_bar: 0.0,
+            c1: 4.0,
+            c2: 3.0,
+        }
     }
 
     #[test]
@@ -145,7 +162,10 @@ mod tests {
             let (g1, g2) = length_gradient(b);
             let fd1 = (length(c, d1 + h, d2) - length(c, d1 - h, d2)) / (2.0 * h);
             let fd2 = (length(c, d1, d2 + h) - length(c, d1, d2 - h)) / (2.0 * h);
-            assert!((fd1 - g1).abs() < 1e-7 && (fd2 - g2).abs() < 1e-7, "{d1} {d2}");
+            assert!(
+                (fd1 - g1).abs() < 1e-7 && (fd2 - g2).abs() < 1e-7,
+                "{d1} {d2}"
+            );
         }
     }
 
@@ -173,8 +193,16 @@ mod tests {
             let down = g.solve_s1(s2 - h, s1).unwrap();
             let fd1 = (up - down) / (2.0 * h);
             let fd2 = (up - 2.0 * s1 + down) / (h * h);
-            assert!((fd1 - cfg.s1p).abs() < 1e-8, "s2 = {s2}: {fd1} vs {}", cfg.s1p);
-            assert!((fd2 - cfg.s1pp).abs() < 1e-3 * cfg.s1pp.abs().max(1.0), "s2 = {s2}: {fd2} vs {}", cfg.s1pp);
+            assert!(
+                (fd1 - cfg.s1p).abs() < 1e-8,
+                "s2 = {s2}: {fd1} vs {}",
+                cfg.s1p
+            );
+            assert!(
+                (fd2 - cfg.s1pp).abs() < 1e-3 * cfg.s1pp.abs().max(1.0),
+                "s2 = {s2}: {fd2} vs {}",
+                cfg.s1pp
+            );
             let rho = |s2: f64, s1: f64| g.d1(s1) / g.d2(s2);
             let fdr = (rho(s2 + h, up) - rho(s2 - h, down)) / (2.0 * h);
             assert!((fdr - cfg.rho_p).abs() < 1e-7, "s2 = {s2}");

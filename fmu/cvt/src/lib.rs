@@ -147,12 +147,21 @@ impl Cvt {
         let s1 = g.solve_s1(self.s2, s1_guess)?;
         let cfg = g.configuration(self.s2, s1);
         let (rho, rho_p, s1p, s1pp) = (cfg.rho, cfg.rho_p, cfg.s1p, cfg.s1pp);
-        let v2 = if self.sheave_mode == FREE { self.v2 } else { 0.0 };
+        let v2 = if self.sheave_mode == FREE {
+            self.v2
+        } else {
+            0.0
+        };
         let inertia = self.j1 + self.j2 * rho * rho;
-        let a1 = (self.tau_1 + rho * self.tau_2 - 2.0 * self.j2 * rho * rho_p * v2 * self.w1) / inertia;
+        let a1 =
+            (self.tau_1 + rho * self.tau_2 - 2.0 * self.j2 * rho * rho_p * v2 * self.w1) / inertia;
         let push = self.f_2 + self.f_1 * s1p + self.j2 * rho * rho_p * self.w1 * self.w1;
         let mass = self.m2 + self.m1 * s1p * s1p;
-        let a2 = if self.sheave_mode == FREE { (push - self.m1 * s1p * s1pp * v2 * v2) / mass } else { 0.0 };
+        let a2 = if self.sheave_mode == FREE {
+            (push - self.m1 * s1p * s1pp * v2 * v2) / mass
+        } else {
+            0.0
+        };
         Some(Motion { cfg, a1, a2, push })
     }
 
@@ -194,11 +203,19 @@ impl Cvt {
             (self.s1_min, self.s1_max, "s1_min", self.s1_bar, "s1_bar"),
             (self.s2_min, self.s2_max, "s2_min", self.s2_bar, "s2_bar"),
         ] {
-            if !(lo < hi) {
-                return Err(Invalid::new(lo_name, lo, format!("must be below the maximum {hi}")));
+            if lo >= hi {
+                return Err(Invalid::new(
+                    lo_name,
+                    lo,
+                    format!("must be below the maximum {hi}"),
+                ));
             }
             if !(lo <= bar && bar <= hi) {
-                return Err(Invalid::new(bar_name, bar, format!("must lie in the travel [{lo}, {hi}]")));
+                return Err(Invalid::new(
+                    bar_name,
+                    bar,
+                    format!("must lie in the travel [{lo}, {hi}]"),
+                ));
             }
         }
         Ok(())
@@ -210,12 +227,17 @@ impl Cvt {
         let impossible = |name: &'static str, x: f64| {
             Invalid::new(name, x, "puts the belt geometry out of range (D <= 0, spans near vertical, or no belt position)")
         };
-        let s2_at_s1_max = g.solve_s2(self.s1_max, self.s2_bar).ok_or_else(|| impossible("s1_max", self.s1_max))?;
-        let s2_at_s1_min = g.solve_s2(self.s1_min, self.s2_bar).ok_or_else(|| impossible("s1_min", self.s1_min))?;
+        let s2_at_s1_max = g
+            .solve_s2(self.s1_max, self.s2_bar)
+            .ok_or_else(|| impossible("s1_max", self.s1_max))?;
+        let s2_at_s1_min = g
+            .solve_s2(self.s1_min, self.s2_bar)
+            .ok_or_else(|| impossible("s1_min", self.s1_min))?;
         let lo = self.s2_min.max(s2_at_s1_max);
         let hi = self.s2_max.min(s2_at_s1_min);
         for (name, s2) in [("s2_min", lo), ("s2_max", hi)] {
-            g.solve_s1(s2, self.s1_bar).ok_or_else(|| impossible(name, s2))?;
+            g.solve_s1(s2, self.s1_bar)
+                .ok_or_else(|| impossible(name, s2))?;
         }
         Ok((lo, hi))
     }
@@ -229,8 +251,12 @@ impl Model for Cvt {
     const DESCRIPTION: &'static str =
         "Belt CVT: primary and secondary pulleys with movable sheaves tied by the belt length, travel stops";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment =
-        Experiment { start: 0.0, stop: 2.0, tolerance: 1e-8, step: 1e-3 };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment {
+        start: 0.0,
+        stop: 2.0,
+        tolerance: 1e-8,
+        step: 1e-3,
+    };
     const STATES: usize = 5;
     const EVENT_INDICATORS: usize = 2;
 
@@ -318,12 +344,20 @@ impl Model for Cvt {
         self.check_parameters()?;
         self.l0 = self.geometry().l0();
         let (lo, hi) = self.effective_travel()?;
-        if !(lo < hi) {
-            return Err(Invalid::new("s2_min", self.s2_min, format!("the travel limits leave no room: s2 in [{lo}, {hi}]")));
+        if lo >= hi {
+            return Err(Invalid::new(
+                "s2_min",
+                self.s2_min,
+                format!("the travel limits leave no room: s2 in [{lo}, {hi}]"),
+            ));
         }
         (self.s2_lo, self.s2_hi) = (lo, hi);
         if !(lo <= self.s2_start && self.s2_start <= hi) {
-            return Err(Invalid::new("s2_start", self.s2_start, format!("must lie in the travel [{lo}, {hi}]")));
+            return Err(Invalid::new(
+                "s2_start",
+                self.s2_start,
+                format!("must lie in the travel [{lo}, {hi}]"),
+            ));
         }
         self.phi1 = self.phi1_start;
         self.w1 = self.w1_start;
@@ -332,7 +366,10 @@ impl Model for Cvt {
         self.v2 = self.v2_start;
         self.energy_impact = 0.0;
         self.sheave_mode = FREE;
-        self.s1 = self.geometry().solve_s1(self.s2, self.s1_bar).expect("checked by effective_travel");
+        self.s1 = self
+            .geometry()
+            .solve_s1(self.s2, self.s1_bar)
+            .expect("checked by effective_travel");
         Ok(())
     }
 
@@ -347,7 +384,11 @@ impl Model for Cvt {
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         match self.motion(self.s1) {
             Some(m) => {
-                let v2 = if self.sheave_mode == FREE { self.v2 } else { 0.0 };
+                let v2 = if self.sheave_mode == FREE {
+                    self.v2
+                } else {
+                    0.0
+                };
                 dx.copy_from_slice(&[self.w1, m.a1, m.cfg.rho * self.w1, v2, m.a2]);
             }
             // Only reachable on a rejected trial step far outside the checked travel: NaN makes
@@ -372,7 +413,11 @@ impl Model for Cvt {
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         let m = self.motion(self.s1).ok_or_else(|| {
-            Invalid::new("s2", self.s2, "belt geometry out of range: no position of the primary sheave fits the belt")
+            Invalid::new(
+                "s2",
+                self.s2,
+                "belt geometry out of range: no position of the primary sheave fits the belt",
+            )
         })?;
         match self.sheave_mode {
             FREE => {
