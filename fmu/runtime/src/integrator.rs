@@ -171,6 +171,25 @@ fn segment<M: Model>(
                 return Ok(SegmentEnd::Reached(solver.state().y.clone_as_vec()));
             }
             OdeSolverStopReason::RootFound(tr, _) => {
+                // An indicator that merely touches zero (diffsol reports a root wherever one is
+                // exactly 0) changes no mode: try the event on a copy, and keep integrating
+                // without a restart if nothing would change.
+                let x = solver.interpolate(tr).map_err(solver_error)?.clone_as_vec();
+                let mut probe = cell.borrow().clone();
+                probe.set_states(&x);
+                inputs(&mut probe, tr);
+                if matches!(event_iteration(&mut probe, tr), Ok(0)) {
+                    // diffsol returns a root before it limits the next step to the stop time:
+                    // set the stop time again, or finish if this step already got there.
+                    if t1 - solver.state().t <= time_epsilon(t1)
+                        || solver.set_stop_time(t1).is_err()
+                    {
+                        return Ok(SegmentEnd::Reached(
+                            solver.interpolate(t1).map_err(solver_error)?.clone_as_vec(),
+                        ));
+                    }
+                    continue;
+                }
                 solver.state_mut_back(tr).map_err(solver_error)?;
                 return Ok(SegmentEnd::Root(tr, solver.state().y.clone_as_vec()));
             }
@@ -289,5 +308,55 @@ mod tests {
         let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
         assert_eq!(stats.time_events, 1);
         assert!((m.x - 0.7).abs() < 1e-12, "x = {}", m.x);
+    }
+}
+#[cfg(test)]
+mod touch_tests {
+    use super::*;
+    use crate::model::Experiment;
+    use crate::variables::Var;
+    /// x' = 1 with an indicator that is identically zero: diffsol reports a root at every step.
+    #[derive(Default, Clone)]
+    struct Still {
+        x: f64,
+    }
+    impl Model for Still {
+        const NAME: &'static str = "Still";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment {
+            start: 0.0,
+            stop: 1.0,
+            tolerance: 1e-8,
+            step: 1e-3,
+        };
+        const STATES: usize = 1;
+        const EVENT_INDICATORS: usize = 1;
+        fn variables() -> Vec<Var<Self>> {
+            vec![]
+        }
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn get_states(&self, x: &mut [f64]) {
+            x[0] = self.x;
+        }
+        fn set_states(&mut self, x: &[f64]) {
+            self.x = x[0];
+        }
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = 1.0;
+        }
+        fn event_indicators(&self, _t: f64, z: &mut [f64]) {
+            z[0] = 0.0;
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+    #[test]
+    fn an_indicator_resting_at_zero_is_no_event_and_the_step_ends_on_time() {
+        let mut m = Still::default();
+        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        assert_eq!(stats.state_events, 0);
+        assert!((m.x - 1.0).abs() < 1e-12, "x = {}", m.x);
     }
 }
