@@ -9,7 +9,7 @@
 //! for a rollback to reproduce a step bit for bit.
 
 use crate::model::{Invalid, Model};
-use diffsol::{NalgebraMat, OdeBuilder, OdeSolverMethod, OdeSolverStopReason, Vector};
+use diffsol::{NalgebraLU, NalgebraMat, OdeBuilder, OdeSolverMethod, OdeSolverStopReason, Vector};
 use std::cell::RefCell;
 
 /// How many event updates in a row may change a mode before the event is declared chattering.
@@ -145,7 +145,26 @@ fn segment<M: Model>(
         .h0(t1 - t0)
         .rtol(rtol)
         .atol([rtol * ATOL_PER_RTOL])
-        .rhs(|x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| evaluate(x, t).derivatives(t, dx))
+        .rhs_implicit(
+            |x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| evaluate(x, t).derivatives(t, dx),
+            // Jacobian times v by a forward difference: only the implicit (stiff) solver asks.
+            |x: &[f64], _p: &[f64], t: f64, v: &[f64], jv: &mut [f64]| {
+                let norm_v = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+                if norm_v == 0.0 {
+                    jv.fill(0.0);
+                    return;
+                }
+                let norm_x = x.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+                let eps = f64::EPSILON.sqrt() * (1.0 + norm_x) / norm_v;
+                let shifted: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + eps * b).collect();
+                let mut f0 = vec![0.0; x.len()];
+                evaluate(x, t).derivatives(t, &mut f0);
+                evaluate(&shifted, t).derivatives(t, jv);
+                for (j, f) in jv.iter_mut().zip(&f0) {
+                    *j = (*j - f) / eps;
+                }
+            },
+        )
         .init(
             |_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&x0),
             n,
@@ -162,40 +181,54 @@ fn segment<M: Model>(
         )
         .build()
         .map_err(solver_error)?;
-    let mut solver = problem.tsit45().map_err(solver_error)?;
-    solver.set_stop_time(t1).map_err(solver_error)?;
-    loop {
-        match solver.step().map_err(solver_error)? {
-            OdeSolverStopReason::InternalTimestep => continue,
-            OdeSolverStopReason::TstopReached => {
-                return Ok(SegmentEnd::Reached(solver.state().y.clone_as_vec()));
-            }
-            OdeSolverStopReason::RootFound(tr, _) => {
-                // An indicator that merely touches zero (diffsol reports a root wherever one is
-                // exactly 0) changes no mode: try the event on a copy, and keep integrating
-                // without a restart if nothing would change.
-                let x = solver.interpolate(tr).map_err(solver_error)?.clone_as_vec();
-                let mut probe = cell.borrow().clone();
-                probe.set_states(&x);
-                inputs(&mut probe, tr);
-                if matches!(event_iteration(&mut probe, tr), Ok(0)) {
-                    // diffsol returns a root before it limits the next step to the stop time:
-                    // set the stop time again, or finish if this step already got there.
-                    if t1 - solver.state().t <= time_epsilon(t1)
-                        || solver.set_stop_time(t1).is_err()
-                    {
-                        return Ok(SegmentEnd::Reached(
-                            solver.interpolate(t1).map_err(solver_error)?.clone_as_vec(),
-                        ));
-                    }
-                    continue;
-                }
-                solver.state_mut_back(tr).map_err(solver_error)?;
-                return Ok(SegmentEnd::Root(tr, solver.state().y.clone_as_vec()));
-            }
-        }
+    // An indicator that merely touches zero (diffsol reports a root wherever one is exactly 0)
+    // changes no mode: the event is tried on a copy of the model first.
+    let changes_mode = |tr: f64, x: &[f64]| {
+        let mut probe = cell.borrow().clone();
+        probe.set_states(x);
+        inputs(&mut probe, tr);
+        !matches!(event_iteration(&mut probe, tr), Ok(0))
+    };
+    if M::STIFF {
+        let mut solver = problem.bdf::<NalgebraLU<f64>>().map_err(solver_error)?;
+        drive!(solver, t1, changes_mode, solver_error)
+    } else {
+        let mut solver = problem.tsit45().map_err(solver_error)?;
+        drive!(solver, t1, changes_mode, solver_error)
     }
 }
+
+/// Steps a diffsol solver to `t1` or to the first zero crossing that changes a mode.
+macro_rules! drive {
+    ($solver:ident, $t1:expr, $changes_mode:expr, $error:expr) => {{
+        $solver.set_stop_time($t1).map_err($error)?;
+        loop {
+            match $solver.step().map_err($error)? {
+                OdeSolverStopReason::InternalTimestep => continue,
+                OdeSolverStopReason::TstopReached => {
+                    return Ok(SegmentEnd::Reached($solver.state().y.clone_as_vec()));
+                }
+                OdeSolverStopReason::RootFound(tr, _) => {
+                    let x = $solver.interpolate(tr).map_err($error)?.clone_as_vec();
+                    if !$changes_mode(tr, &x) {
+                        // diffsol returns a root before it limits the next step to the stop
+                        // time: set the stop time again, or finish if this step got there.
+                        if $t1 - $solver.state().t <= time_epsilon($t1)
+                            || $solver.set_stop_time($t1).is_err()
+                        {
+                            let y = $solver.interpolate($t1).map_err($error)?;
+                            return Ok(SegmentEnd::Reached(y.clone_as_vec()));
+                        }
+                        continue;
+                    }
+                    $solver.state_mut_back(tr).map_err($error)?;
+                    return Ok(SegmentEnd::Root(tr, $solver.state().y.clone_as_vec()));
+                }
+            }
+        }
+    }};
+}
+use drive;
 
 fn states<M: Model>(model: &M) -> Vec<f64> {
     let mut x = vec![0.0; M::STATES];
@@ -358,5 +391,57 @@ mod touch_tests {
         let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
         assert_eq!(stats.state_events, 0);
         assert!((m.x - 1.0).abs() < 1e-12, "x = {}", m.x);
+    }
+}
+
+#[cfg(test)]
+mod stiff_tests {
+    use super::*;
+    use crate::model::Experiment;
+    use crate::variables::Var;
+
+    /// x' = -k (x - cos t), k = 1e5: the explicit solver would need steps below 3e-5 s.
+    #[derive(Default, Clone)]
+    struct Relax {
+        x: f64,
+    }
+    const K: f64 = 1e5;
+    impl Model for Relax {
+        const NAME: &'static str = "Relax";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment {
+            start: 0.0,
+            stop: 1.0,
+            tolerance: 1e-8,
+            step: 1e-3,
+        };
+        const STATES: usize = 1;
+        const STIFF: bool = true;
+        fn variables() -> Vec<Var<Self>> {
+            vec![]
+        }
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn get_states(&self, x: &mut [f64]) {
+            x[0] = self.x;
+        }
+        fn set_states(&mut self, x: &[f64]) {
+            self.x = x[0];
+        }
+        fn derivatives(&self, t: f64, dx: &mut [f64]) {
+            dx[0] = -K * (self.x - t.cos());
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    #[test]
+    fn bdf_integrates_a_stiff_problem_in_one_communication_step() {
+        let mut m = Relax { x: 1.0 };
+        integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        // x = (K^2 cos t + K sin t)/(K^2 + 1) + transient e^{-K t} (gone by t = 1)
+        let exact = (K * K * 1f64.cos() + K * 1f64.sin()) / (K * K + 1.0);
+        assert!((m.x - exact).abs() < 1e-7, "x = {}, exact {exact}", m.x);
     }
 }

@@ -59,6 +59,9 @@ pub trait Model: Default + Clone + Send + 'static {
     const STATES: usize;
     /// Number of event indicators; the runtime locates their zero crossings inside a step.
     const EVENT_INDICATORS: usize = 0;
+    /// Stiff models are integrated with diffsol's BDF (variable order, Newton with a
+    /// finite-difference Jacobian) instead of the explicit Tsit45.
+    const STIFF: bool = false;
 
     /// The variable table; the value reference of a variable is its position in it.
     fn variables() -> Vec<Var<Self>>;
