@@ -358,7 +358,92 @@ def cvt():
     write_opt(os.path.join(d, "CVT_ref.opt"), 0.0, n * h, h, 1e-10)
 
 
+def variable_ratio_transmission():
+    """VariableRatioTransmission, default parameters (k_p = 30000, k_v = 0.05, J_B = 0.01,
+    J_F = 0.02, no losses): from rest, tau_B_ext = 0.2, tau_F_ext = -0.1 while the ratio ramps
+    from 0.5 to 1.25 in 0.5 s, held by the master over each 1 ms step.
+
+    Independent solution: RK4 with 1000 substeps per step (2121 rad/s * 1e-6 s = 0.002 rad per
+    substep) of the equations in the documentation.
+    """
+    kp, kv, jb, jf = 30000.0, 0.05, 0.01, 0.02
+    h, n, sub = 1e-3, 500, 1000
+
+    def f(_t, x, u):
+        w_b, w_f, phi, phi_b, phi_f = x
+        tb_ext, tf_ext, r = u
+        phi_dot = r * w_f - w_b
+        tb = -kp * phi - kv * phi_dot
+        return [(tb_ext - tb) / jb, (tf_ext + r * tb) / jf, phi_dot, w_b, w_f]
+
+    def inputs(t):
+        return 0.2, -0.1, 0.5 + 1.5 * t
+
+    x = [0.0] * 5
+    names = ["time", "w_B", "w_F", "phi", "phi_B", "phi_F", "tau_B", "tau_F"]
+
+    def row(t, x, u):
+        w_b, w_f, phi, phi_b, phi_f = x
+        tb = -kp * phi - kv * (u[2] * w_f - w_b)
+        return (t, w_b, w_f, phi, phi_b, phi_f, tb, -u[2] * tb)
+
+    rows, ins = [row(0.0, x, inputs(0.0))], []
+    for k in range(n):
+        u = inputs(k * h)
+        ins.append((round(k * h, 10),) + u)
+        for j in range(sub):
+            x = rk4(lambda t, y: f(t, y, u), x, k * h + j * h / sub, h / sub)
+        if (k + 1) % 5 == 0:
+            rows.append(row(round((k + 1) * h, 10), x, u))
+    ins.append((round(n * h, 10),) + inputs(n * h))
+    d = os.path.join(HERE, "VariableRatioTransmission")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "VariableRatioTransmission_in.csv"), ["time", "tau_B_ext", "tau_F_ext", "r"], ins)
+    write_csv(os.path.join(d, "VariableRatioTransmission_ref.csv"), names, rows)
+    # A lightly damped 338 Hz oscillation over 170 periods: the FMU needs a tight tolerance to
+    # keep its phase within 1e-6 of the torque range (tau_B amplifies phi by k_p).
+    write_opt(os.path.join(d, "VariableRatioTransmission_ref.opt"), 0.0, n * h, h, 1e-12)
+
+
+def variable_ratio_coupling():
+    """VariableRatioCoupling, default parameters, speeds and ratio held over each 1 ms step.
+
+    Closed form: with the inputs constant over a step, dphi/dt = r w_F - w_B is constant, so phi
+    is exactly piecewise linear; tau_B = -k_p phi - k_v dphi/dt and tau_F = -r tau_B (no losses).
+    """
+    kp, kv = 30000.0, 0.05
+    h, n = 1e-3, 1000
+
+    def inputs(t):
+        return 10.0 * math.sin(2 * math.pi * t), 6.0 * math.sin(2 * math.pi * t + 0.001), 1.6 + 0.2 * t
+
+    phi = 0.0
+    names = ["time", "phi", "tau_B", "tau_F", "power_loss"]
+
+    def row(t, u):
+        w_b, w_f, r = u
+        phi_dot = r * w_f - w_b
+        tb = -kp * phi - kv * phi_dot
+        return (t, phi, tb, -r * tb, kv * phi_dot * phi_dot)
+
+    rows, ins = [row(0.0, inputs(0.0))], []
+    for k in range(n):
+        u = inputs(k * h)
+        ins.append((round(k * h, 10),) + u)
+        phi += (u[2] * u[1] - u[0]) * h
+        if (k + 1) % 10 == 0:
+            rows.append(row(round((k + 1) * h, 10), u))
+    ins.append((round(n * h, 10),) + inputs(n * h))
+    d = os.path.join(HERE, "VariableRatioCoupling")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "VariableRatioCoupling_in.csv"), ["time", "w_B", "w_F", "r"], ins)
+    write_csv(os.path.join(d, "VariableRatioCoupling_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "VariableRatioCoupling_ref.opt"), 0.0, n * h, h, 1e-10)
+
+
 if __name__ == "__main__":
+    variable_ratio_transmission()
+    variable_ratio_coupling()
     crank_slider()
     cvt()
     gear()

@@ -1,0 +1,259 @@
+//! The compliant variable-ratio transmission: one physics implementation for the
+//! VariableRatioTransmission FMU (with shaft inertias) and the VariableRatioCoupling FMU
+//! (without). Derivation: `documentation.html` next to this file, shipped by both FMUs.
+//!
+//! Sign convention (Modelica): `tau_b`, `tau_f` are the torques the base and follower shafts
+//! apply to the transmission, positive into it. Then `tau_b w_b + tau_f w_f` is the power
+//! flowing into the transmission, which the energy argument below needs.
+
+use fmu_runtime::{Invalid, Var};
+
+/// The documentation both FMUs ship.
+pub const DOCUMENTATION: &str = include_str!("../documentation.html");
+
+pub const NO_LOSSES: i32 = 0;
+pub const CONSTANT_EFFICIENCY: i32 = 1;
+
+/// Parameters of the compliance and the losses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transmission {
+    pub k_p: f64,
+    pub k_v: f64,
+    /// +1: the follower turns with the base; -1: against it.
+    pub direction: i32,
+    pub losses: i32,
+    pub eta: f64,
+    pub w_th: f64,
+    pub mu_b: f64,
+    pub mu_f: f64,
+}
+
+impl Default for Transmission {
+    /// The seed's defaults.
+    fn default() -> Self {
+        Transmission {
+            k_p: 30000.0,
+            k_v: 0.05,
+            direction: 1,
+            losses: NO_LOSSES,
+            eta: 0.95,
+            w_th: 1.0,
+            mu_b: 0.0,
+            mu_f: 0.0,
+        }
+    }
+}
+
+/// The torques and losses at one instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Torques {
+    /// dphi/dt = s r w_f - w_b
+    pub phi_dot: f64,
+    /// Torque the base applies to the transmission, viscous bearing loss included.
+    pub tau_b: f64,
+    /// Torque the follower applies to the transmission, viscous bearing loss included.
+    pub tau_f: f64,
+    /// Coulomb mesh loss (referred to the follower), tau_Coul tanh(4 w_out / w_th).
+    pub tau_loss: f64,
+    /// Everything dissipated: damping, mesh and bearings.
+    pub power_loss: f64,
+    /// Power-flow indicator: > 0 forward (base drives), < 0 reverse.
+    pub flow: f64,
+}
+
+impl Transmission {
+    pub fn s(&self) -> f64 {
+        f64::from(self.direction)
+    }
+
+    /// The compliance angle at which the spring holds `tau_b_start` at rest.
+    pub fn phi_start(&self, tau_b_start: f64) -> f64 {
+        -tau_b_start / self.k_p
+    }
+
+    /// `forward`: the power-flow mode (chooses w_out). Equations:
+    /// `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
+    /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_out/w_th)` with
+    /// `tau_Coul = |tau_F| (1 - eta)`. With `x = -s r tau_B` the last two give
+    /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_out/w_th)`, with no iteration.
+    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64, forward: bool) -> Torques {
+        let s = self.s();
+        let phi_dot = s * r * w_f - w_b;
+        let tau_spring = -self.k_p * phi - self.k_v * phi_dot;
+        let x = -s * r * tau_spring;
+        let (tau_mesh, tau_loss) = if self.losses == CONSTANT_EFFICIENCY {
+            // Reverse flow: the base is the output; s w_b turns the way w_f does.
+            let w_out = if forward { w_f } else { s * w_b };
+            let c = (1.0 - self.eta) * (4.0 * w_out / self.w_th).tanh();
+            let tau_f = x / (1.0 - c * x.signum());
+            (tau_f, tau_f - x)
+        } else {
+            (x, 0.0)
+        };
+        let power_loss = self.k_v * phi_dot * phi_dot
+            + tau_loss * w_f
+            + self.mu_b * w_b * w_b
+            + self.mu_f * w_f * w_f;
+        Torques {
+            phi_dot,
+            tau_b: tau_spring + self.mu_b * w_b,
+            tau_f: tau_mesh + self.mu_f * w_f,
+            tau_loss,
+            power_loss,
+            // Base power in minus follower power out, on the loss-free torques.
+            flow: tau_spring * (w_b + s * r * w_f),
+        }
+    }
+
+    pub fn check(&self) -> Result<(), Invalid> {
+        for (name, x) in [("k_p", self.k_p), ("k_v", self.k_v)] {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(Invalid::new(name, x, "must be positive"));
+            }
+        }
+        if self.direction != 1 && self.direction != -1 {
+            return Err(Invalid::new(
+                "direction",
+                f64::from(self.direction),
+                "must be +1 (same) or -1 (opposite)",
+            ));
+        }
+        if self.losses != NO_LOSSES && self.losses != CONSTANT_EFFICIENCY {
+            return Err(Invalid::new(
+                "losses",
+                f64::from(self.losses),
+                "must be 0 (none) or 1 (constant efficiency)",
+            ));
+        }
+        if !(self.eta > 0.0 && self.eta <= 1.0) {
+            return Err(Invalid::new("eta", self.eta, "must be in (0, 1]"));
+        }
+        if !(self.w_th.is_finite() && self.w_th > 0.0) {
+            return Err(Invalid::new("w_th", self.w_th, "must be positive"));
+        }
+        for (name, x) in [("mu_B", self.mu_b), ("mu_F", self.mu_f)] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(Invalid::new(name, x, "must be >= 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks the ratio input before a step: the seed's block stops with an error for r <= 0.
+pub fn check_ratio(r: f64) -> Result<(), Invalid> {
+    if r > 0.0 && r.is_finite() {
+        Ok(())
+    } else {
+        Err(Invalid::new("r", r, "the ratio must be positive"))
+    }
+}
+
+/// The variables both FMUs share, for a model type with fields named as below.
+#[macro_export]
+macro_rules! transmission_parameters {
+    () => {{
+        use fmu_runtime::{integer, real, Var};
+        vec![
+            Var::parameter("k_p", real!(k_p))
+                .unit("N.m/rad")
+                .min(0.0)
+                .describe("Transmission stiffness at the base (> 0)"),
+            Var::parameter("k_v", real!(k_v))
+                .unit("N.m.s/rad")
+                .min(0.0)
+                .describe("Transmission damping at the base (> 0)"),
+            Var::parameter("tau_B_start", real!(tau_b_start))
+                .unit("N.m")
+                .describe(
+                    "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p",
+                ),
+            Var::parameter("direction", integer!(direction))
+                .min(-1.0)
+                .max(1.0)
+                .describe("+1: follower turns in the same direction as the base; -1: opposite"),
+            Var::parameter("losses", integer!(losses))
+                .min(0.0)
+                .max(1.0)
+                .describe("0: no losses; 1: constant efficiency eta with viscous losses"),
+            Var::parameter("eta", real!(eta))
+                .min(0.0)
+                .max(1.0)
+                .describe("Mesh efficiency, in (0, 1]"),
+            Var::parameter("w_th", real!(w_th))
+                .unit("rad/s")
+                .min(0.0)
+                .describe("Speed below which the efficiency is regularized towards 1"),
+            Var::parameter("mu_B", real!(mu_b))
+                .unit("N.m.s/rad")
+                .min(0.0)
+                .describe("Viscous friction coefficient at the base shaft"),
+            Var::parameter("mu_F", real!(mu_f))
+                .unit("N.m.s/rad")
+                .min(0.0)
+                .describe("Viscous friction coefficient at the follower shaft"),
+        ]
+    }};
+}
+
+/// The variable for the ratio input.
+pub fn ratio_input<M>(access: fmu_runtime::Access<M>) -> Var<M> {
+    Var::input("r", access)
+        .min(0.0)
+        .describe("Gear ratio g_FB = w_B/w_F (ideal), > 0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn energy_argument_fixes_the_signs() {
+        // Power into the transmission = stored + dissipated, for any state.
+        let t = Transmission {
+            losses: CONSTANT_EFFICIENCY,
+            eta: 0.8,
+            mu_b: 0.01,
+            mu_f: 0.02,
+            ..Default::default()
+        };
+        for s in [1, -1] {
+            let t = Transmission { direction: s, ..t };
+            for (phi, w_b, w_f, r) in [
+                (1e-4, 10.0, 4.0, 2.0),
+                (-3e-4, -2.0, 1.5, 0.7),
+                (2e-5, 0.1, -0.3, 1.3),
+            ] {
+                for forward in [true, false] {
+                    let q = t.torques(phi, w_b, w_f, r, forward);
+                    let p_in = q.tau_b * w_b + q.tau_f * w_f;
+                    let stored = t.k_p * phi * q.phi_dot;
+                    assert!(
+                        (p_in - stored - q.power_loss).abs() < 1e-9 * (1.0 + p_in.abs()),
+                        "s {s} {forward}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn mesh_relation_and_tau_coul_hold() {
+        let t = Transmission {
+            losses: CONSTANT_EFFICIENCY,
+            eta: 0.9,
+            direction: -1,
+            ..Default::default()
+        };
+        let (phi, w_b, w_f, r) = (2e-4, 5.0, -2.4, 2.0);
+        for forward in [true, false] {
+            let q = t.torques(phi, w_b, w_f, r, forward);
+            let tau_spring = -t.k_p * phi - t.k_v * q.phi_dot;
+            // s r tau_B + tau_F - tau_loss = 0 (mesh torques, without the bearings)
+            assert!((t.s() * r * tau_spring + q.tau_f - q.tau_loss).abs() < 1e-12);
+            let w_out = if forward { w_f } else { t.s() * w_b };
+            let expected = q.tau_f.abs() * (1.0 - t.eta) * (4.0 * w_out / t.w_th).tanh();
+            assert!((q.tau_loss - expected).abs() < 1e-12);
+        }
+    }
+}

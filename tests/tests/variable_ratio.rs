@@ -1,0 +1,343 @@
+//! VariableRatioTransmission and VariableRatioCoupling through the C ABI: steady state, the
+//! linearized oscillation, efficiency both ways, a ratio sweep against an independent solution,
+//! energy, power-flow events, and a refused ratio.
+
+use fmu_harness::{Fmu, Instance, ERROR, OK};
+
+const K_P: f64 = 30000.0;
+const K_V: f64 = 0.05;
+
+fn start<'a>(
+    fmu: &'a Fmu,
+    name: &str,
+    reals: &[(&str, f64)],
+    ints: &[(&str, i32)],
+) -> Instance<'a> {
+    let inst = fmu.instantiate(name);
+    assert_eq!(inst.setup_experiment(Some(1e-10), 0.0, None), OK);
+    for (n, v) in reals {
+        assert_eq!(inst.set(n, *v), OK, "{n}");
+    }
+    for (n, v) in ints {
+        assert_eq!(inst.set_int(n, *v), OK, "{n}");
+    }
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    inst
+}
+
+#[test]
+fn ideal_steady_state_has_the_derived_signs() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    for (s, r) in [(1, 2.0), (-1, 0.5)] {
+        // Both shafts turn so that the base turns forward: a positive base torque drives.
+        let (sf, torque) = (f64::from(s), 3.0);
+        let w_f = 4.0 * sf;
+        let w_b = sf * r * w_f;
+        let inst = start(
+            &fmu,
+            "steady",
+            &[
+                ("r", r),
+                ("tau_B_start", torque),
+                ("w_B_start", w_b),
+                ("w_F_start", w_f),
+            ],
+            &[("direction", s)],
+        );
+        // Balanced: the base is driven with tau_B, the follower loaded with -s r tau_B.
+        inst.set("tau_B_ext", torque);
+        inst.set("tau_F_ext", -sf * r * torque);
+        for k in 0..100 {
+            assert_eq!(
+                inst.do_step(k as f64 * 1e-2, 1e-2),
+                OK,
+                "{}",
+                inst.log_text()
+            );
+        }
+        assert!(
+            (inst.real("w_B") - sf * r * inst.real("w_F")).abs() < 1e-9,
+            "w_B = s r w_F"
+        );
+        assert!(
+            (inst.real("tau_F") + sf * r * inst.real("tau_B")).abs() < 1e-9,
+            "tau_F = -s r tau_B"
+        );
+        assert!((inst.real("tau_B") - torque).abs() < 1e-9);
+        assert_eq!(inst.int("power_flow"), 1, "the base drives");
+    }
+}
+
+#[test]
+fn compliance_oscillates_at_the_linearized_natural_frequency() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let (j_b, j_f, r, tau0) = (0.01, 0.02, 1.5, 5.0);
+    let inst = start(
+        &fmu,
+        "osc",
+        &[("r", r), ("J_B", j_b), ("J_F", j_f), ("tau_B_start", tau0)],
+        &[],
+    );
+    let j_e = 1.0 / (1.0 / j_b + r * r / j_f);
+    let w_n = (K_P / j_e).sqrt();
+    let zeta = K_V / (2.0 * (K_P * j_e).sqrt());
+    let w_d = w_n * (1.0 - zeta * zeta).sqrt();
+    let phi0 = -tau0 / K_P;
+    // Free oscillation from phi0 at rest: phi = phi0 e^{-zeta w_n t} (cos w_d t + zeta w_n/w_d sin w_d t)
+    let h = 1e-2;
+    for k in 0..30 {
+        assert_eq!(inst.do_step(k as f64 * h, h), OK);
+        let t = (k + 1) as f64 * h;
+        let exact =
+            phi0 * (-zeta * w_n * t).exp() * ((w_d * t).cos() + zeta * w_n / w_d * (w_d * t).sin());
+        let phi = inst.real("phi");
+        assert!(
+            (phi - exact).abs() < 1e-6 * phi0.abs(),
+            "t = {t}: phi {phi}, linear theory {exact}"
+        );
+    }
+}
+
+#[test]
+fn efficiency_acts_both_ways_and_is_regularized_near_zero_speed() {
+    let fmu = Fmu::load("VariableRatioCoupling");
+    let (eta, w_th, r) = (0.9, 0.1, 2.0);
+    for s in [1, -1] {
+        let sf = f64::from(s);
+        for (torque, speed, forward) in [(4.0, 50.0, true), (-4.0, 50.0, false), (4.0, 0.01, true)]
+        {
+            // The base turns forward at r * speed; base power tau_B w_B decides the flow.
+            let (w_f, w_b) = (sf * speed, r * speed);
+            let inst = start(
+                &fmu,
+                "eff",
+                &[
+                    ("r", r),
+                    ("tau_B_start", torque),
+                    ("eta", eta),
+                    ("w_th", w_th),
+                    ("w_F", w_f),
+                    ("w_B", w_b),
+                ],
+                &[("direction", s), ("losses", 1)],
+            );
+            assert_eq!(inst.int("power_flow"), if forward { 1 } else { -1 });
+            let x = -sf * r * torque;
+            let w_out = if forward { w_f } else { sf * w_b };
+            let c = (1.0 - eta) * (4.0 * w_out / w_th).tanh();
+            let expected = x / (1.0 - c * x.signum());
+            let tau_f = inst.real("tau_F");
+            assert!(
+                (tau_f - expected).abs() < 1e-12,
+                "s {s} {forward}: {tau_f} vs {expected}"
+            );
+            if speed > 1.0 {
+                // Well above w_th: forward passes |x|/(2 - eta), reverse needs |x|/eta.
+                let want = if forward {
+                    x.abs() / (2.0 - eta)
+                } else {
+                    x.abs() / eta
+                };
+                assert!((tau_f.abs() - want).abs() < 1e-9, "s {s} {forward}");
+            } else {
+                assert!(
+                    (tau_f - x).abs() < 0.05 * x.abs(),
+                    "near zero speed the efficiency tends to 1"
+                );
+            }
+            assert!(inst.real("power_loss") >= 0.0);
+        }
+    }
+}
+
+/// The same equations, integrated independently with classic RK4 at 1e-5 s.
+fn reference_sweep(
+    t_end: f64,
+    r: impl Fn(f64) -> f64,
+    tau_b: f64,
+    tau_f: f64,
+) -> Vec<(f64, [f64; 3])> {
+    let (j_b, j_f) = (0.01, 0.02);
+    let f = |t: f64, x: [f64; 3]| {
+        let [w_b, w_f, phi] = x;
+        let phi_dot = r(t) * w_f - w_b;
+        let tb = -K_P * phi - K_V * phi_dot;
+        let tf = -r(t) * tb;
+        [(tau_b - tb) / j_b, (tau_f - tf) / j_f, phi_dot]
+    };
+    let dt = 1e-5;
+    let (mut x, mut out) = ([0.0; 3], Vec::new());
+    let n = (t_end / dt).round() as usize;
+    for k in 0..n {
+        let t = k as f64 * dt;
+        let add =
+            |a: [f64; 3], b: [f64; 3], c: f64| [a[0] + c * b[0], a[1] + c * b[1], a[2] + c * b[2]];
+        let k1 = f(t, x);
+        let k2 = f(t + dt / 2.0, add(x, k1, dt / 2.0));
+        let k3 = f(t + dt / 2.0, add(x, k2, dt / 2.0));
+        let k4 = f(t + dt, add(x, k3, dt));
+        x = [0, 1, 2].map(|i| x[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
+        if (k + 1) % 100 == 0 {
+            out.push(((k + 1) as f64 * dt, x));
+        }
+    }
+    out
+}
+
+#[test]
+fn ratio_sweep_agrees_with_an_independent_solution_at_1_and_10_ms() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let ratio = |t: f64| 0.5 + 1.5 * t;
+    let (tau_b, tau_f) = (0.2, -0.1);
+    let reference = reference_sweep(1.0, ratio, tau_b, tau_f);
+    let scale = reference.iter().fold([0.0f64; 3], |m, (_, x)| {
+        [0, 1, 2].map(|i| m[i].max(x[i].abs()))
+    });
+    for h in [1e-3f64, 1e-2] {
+        let inst = start(&fmu, "sweep", &[("r", 0.5)], &[]);
+        inst.set("tau_B_ext", tau_b);
+        inst.set("tau_F_ext", tau_f);
+        let r_vr = [fmu.vr("r")];
+        let steps = (1.0 / h).round() as usize;
+        let mut got = Vec::new();
+        for k in 0..steps {
+            let t = k as f64 * h;
+            // The ratio ramps like a CVT's, handed over with its derivative.
+            assert_eq!(inst.set_real(&r_vr, &[ratio(t)]), OK);
+            assert_eq!(inst.set_input_derivatives(&r_vr, &[1], &[1.5]), OK);
+            assert_eq!(inst.do_step(t, h), OK, "{}", inst.log_text());
+            got.push((
+                (k + 1) as f64 * h,
+                [inst.real("w_B"), inst.real("w_F"), inst.real("phi")],
+            ));
+        }
+        for (t, x) in &got {
+            // The reference holds every millisecond.
+            let (_, y) = reference[(t / 1e-3).round() as usize - 1];
+            for i in 0..3 {
+                assert!(
+                    (x[i] - y[i]).abs() < 1e-4 * scale[i],
+                    "h = {h}, t = {t}, state {i}: {} vs {}",
+                    x[i],
+                    y[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn energy_balance_with_losses() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let inst = start(
+        &fmu,
+        "energy",
+        &[
+            ("r", 1.3),
+            ("eta", 0.85),
+            ("w_th", 0.5),
+            ("mu_B", 0.002),
+            ("mu_F", 0.003),
+            ("w_B_start", 2.0),
+        ],
+        &[("losses", 1), ("direction", -1)],
+    );
+    let (j_b, j_f) = (0.01, 0.02);
+    let energy = |i: &Instance| {
+        0.5 * j_b * i.real("w_B").powi(2)
+            + 0.5 * j_f * i.real("w_F").powi(2)
+            + 0.5 * K_P * i.real("phi").powi(2)
+    };
+    let (e0, mut work) = (energy(&inst), 0.0);
+    let h = 1e-3;
+    let mut flows = std::collections::BTreeSet::new();
+    for k in 0..1000 {
+        let t = k as f64 * h;
+        let (tb, tf) = (0.3 * (5.0 * t).sin(), -0.2 * (3.0 * t).cos());
+        inst.set("tau_B_ext", tb);
+        inst.set("tau_F_ext", tf);
+        let (pb, pf) = (inst.real("phi_B"), inst.real("phi_F"));
+        assert_eq!(inst.do_step(t, h), OK, "{}", inst.log_text());
+        work += tb * (inst.real("phi_B") - pb) + tf * (inst.real("phi_F") - pf);
+        flows.insert(inst.int("power_flow"));
+    }
+    assert_eq!(flows.len(), 2, "power flows both ways in this run");
+    let balance = work - (energy(&inst) - e0) - inst.real("energy_loss");
+    assert!(
+        balance.abs() < 1e-7 * work.abs().max(e0),
+        "work {work}, imbalance {balance}"
+    );
+}
+
+#[test]
+fn power_flow_changes_are_events_inside_the_step() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let mut runs = Vec::new();
+    for h in [1e-3f64, 1e-2] {
+        let inst = start(
+            &fmu,
+            "flow",
+            &[
+                ("r", 1.0),
+                ("w_B_start", 1.0),
+                ("w_F_start", 1.0),
+                ("tau_B_start", 2.0),
+            ],
+            &[],
+        );
+        for k in 0..(0.02 / h).round() as usize {
+            assert_eq!(inst.do_step(k as f64 * h, h), OK);
+        }
+        runs.push(inst.event_times());
+    }
+    assert!(runs[0].len() >= 4, "{:?}", runs[0]);
+    assert_eq!(runs[0].len(), runs[1].len());
+    for (a, b) in runs[0].iter().zip(&runs[1]) {
+        assert!((a - b).abs() < 1e-8, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn coupling_uses_input_derivatives() {
+    let fmu = Fmu::load("VariableRatioCoupling");
+    let inst = start(&fmu, "ramp", &[("r", 2.0)], &[]);
+    // dphi/dt = r w_F - w_B, whatever the stiffness: with ramps, phi is quadratic in time.
+    let vrs = [fmu.vr("w_B"), fmu.vr("w_F")];
+    let h = 1e-2;
+    for k in 0..20 {
+        let t = k as f64 * h;
+        assert_eq!(inst.set_real(&vrs, &[3.0 * t, 0.5 * t]), OK);
+        assert_eq!(inst.set_input_derivatives(&vrs, &[1, 1], &[3.0, 0.5]), OK);
+        assert_eq!(inst.do_step(t, h), OK);
+    }
+    // phi = integral of (2 * 0.5 t - 3 t) = -t^2
+    let phi = inst.real("phi");
+    assert!((phi + 0.04).abs() < 1e-9, "phi = {phi}");
+}
+
+#[test]
+fn a_non_positive_ratio_refuses_the_step_and_rollback_still_works() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let inst = start(&fmu, "bad", &[("r", 1.0), ("tau_B_start", 1.0)], &[]);
+    for k in 0..10 {
+        assert_eq!(inst.do_step(k as f64 * 1e-3, 1e-3), OK);
+    }
+    let (_, state) = inst.get_state();
+    let w = inst.real("w_B");
+    assert_eq!(inst.set("r", -1.0), ERROR, "refused when set");
+    assert!(inst.log_text().contains("r = -1"));
+    assert_eq!(inst.set("r", 0.0), OK);
+    assert_eq!(inst.do_step(0.01, 1e-3), ERROR);
+    let log = inst.log_text();
+    assert!(log.contains("r = 0") && log.contains("t = 0.01"), "{log}");
+    assert_eq!(inst.real("w_B"), w, "nothing was corrupted");
+    assert_eq!(
+        inst.do_step(0.01, 1e-3),
+        ERROR,
+        "in the Error state until rolled back"
+    );
+    assert_eq!(inst.set_state(&state), OK);
+    assert_eq!(inst.do_step(0.01, 1e-3), OK, "{}", inst.log_text());
+    inst.free_state(state);
+}
