@@ -32,7 +32,18 @@ pub fn bench() -> Result<(), String> {
         let (mut step_ns, mut io_ns, mut rtf) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             let inst = fmu.instantiate("bench");
-            inst.initialize(0.0, None, &[]);
+            // The tolerance of the model's DefaultExperiment, as an importer would use it.
+            let tol = fmu.md.default_experiment.as_ref().map(|d| d.tolerance);
+            if inst.setup_experiment(tol, 0.0, None) != OK
+                || inst.enter_initialization_mode() != OK
+                || inst.exit_initialization_mode() != OK
+            {
+                return Err(format!(
+                    "{}: initialization failed: {}",
+                    path.display(),
+                    inst.log_text()
+                ));
+            }
             // Steps alone, with a torque so the states move.
             let t0 = Instant::now();
             for i in 0..STEPS {
