@@ -2,20 +2,15 @@
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
 use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
-use variable_ratio::{check_ratio, ratio_input, transmission_parameters, Transmission};
+use variable_ratio::{
+    check_ratio, power_flow_mode, ratio_input, transmission_parameters, Transmission,
+};
 
 #[derive(Debug, Clone)]
 pub struct VariableRatioCoupling {
     // parameters
-    k_p: f64,
-    k_v: f64,
+    params: Transmission,
     tau_b_start: f64,
-    direction: i32,
-    losses: i32,
-    eta: f64,
-    w_th: f64,
-    mu_b: f64,
-    mu_f: f64,
     // inputs
     w_b: f64,
     w_f: f64,
@@ -32,17 +27,9 @@ pub struct VariableRatioCoupling {
 
 impl Default for VariableRatioCoupling {
     fn default() -> Self {
-        let t = Transmission::default();
         VariableRatioCoupling {
-            k_p: t.k_p,
-            k_v: t.k_v,
+            params: Transmission::default(),
             tau_b_start: 0.0,
-            direction: t.direction,
-            losses: t.losses,
-            eta: t.eta,
-            w_th: t.w_th,
-            mu_b: t.mu_b,
-            mu_f: t.mu_f,
             w_b: 0.0,
             w_f: 0.0,
             r: 1.0,
@@ -57,21 +44,8 @@ impl Default for VariableRatioCoupling {
 }
 
 impl VariableRatioCoupling {
-    fn transmission(&self) -> Transmission {
-        Transmission {
-            k_p: self.k_p,
-            k_v: self.k_v,
-            direction: self.direction,
-            losses: self.losses,
-            eta: self.eta,
-            w_th: self.w_th,
-            mu_b: self.mu_b,
-            mu_f: self.mu_f,
-        }
-    }
-
     fn torques(&self) -> variable_ratio::Torques {
-        self.transmission()
+        self.params
             .torques(self.phi, self.w_b, self.w_f, self.r, self.power_flow > 0)
     }
 }
@@ -136,7 +110,7 @@ impl Model for VariableRatioCoupling {
     }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
-        let t = self.transmission();
+        let t = self.params;
         t.check()?;
         check_ratio(self.r)?;
         self.phi = t.phi_start(self.tau_b_start);
@@ -168,14 +142,7 @@ impl Model for VariableRatioCoupling {
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
-        let flow = self.torques().flow;
-        let mode = if flow > 0.0 {
-            1
-        } else if flow < 0.0 {
-            -1
-        } else {
-            self.power_flow
-        };
+        let mode = power_flow_mode(self.torques().flow, self.power_flow);
         let changed = mode != self.power_flow;
         self.power_flow = mode;
         Ok(changed)

@@ -2,20 +2,15 @@
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
 use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
-use variable_ratio::{check_ratio, ratio_input, transmission_parameters, Transmission};
+use variable_ratio::{
+    check_ratio, power_flow_mode, ratio_input, transmission_parameters, Transmission,
+};
 
 #[derive(Debug, Clone)]
 pub struct VariableRatioTransmission {
     // parameters
-    k_p: f64,
-    k_v: f64,
+    params: Transmission,
     tau_b_start: f64,
-    direction: i32,
-    losses: i32,
-    eta: f64,
-    w_th: f64,
-    mu_b: f64,
-    mu_f: f64,
     j_b: f64,
     j_f: f64,
     w_b_start: f64,
@@ -42,17 +37,9 @@ pub struct VariableRatioTransmission {
 
 impl Default for VariableRatioTransmission {
     fn default() -> Self {
-        let t = Transmission::default();
         VariableRatioTransmission {
-            k_p: t.k_p,
-            k_v: t.k_v,
+            params: Transmission::default(),
             tau_b_start: 0.0,
-            direction: t.direction,
-            losses: t.losses,
-            eta: t.eta,
-            w_th: t.w_th,
-            mu_b: t.mu_b,
-            mu_f: t.mu_f,
             j_b: 0.01,
             j_f: 0.02,
             w_b_start: 0.0,
@@ -77,21 +64,8 @@ impl Default for VariableRatioTransmission {
 }
 
 impl VariableRatioTransmission {
-    fn transmission(&self) -> Transmission {
-        Transmission {
-            k_p: self.k_p,
-            k_v: self.k_v,
-            direction: self.direction,
-            losses: self.losses,
-            eta: self.eta,
-            w_th: self.w_th,
-            mu_b: self.mu_b,
-            mu_f: self.mu_f,
-        }
-    }
-
     fn torques(&self) -> variable_ratio::Torques {
-        self.transmission()
+        self.params
             .torques(self.phi, self.w_b, self.w_f, self.r, self.power_flow > 0)
     }
 }
@@ -194,14 +168,14 @@ impl Model for VariableRatioTransmission {
     }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
-        self.transmission().check()?;
+        self.params.check()?;
         for (name, j) in [("J_B", self.j_b), ("J_F", self.j_f)] {
             if !(j.is_finite() && j > 0.0) {
                 return Err(Invalid::new(name, j, "must be positive"));
             }
         }
         check_ratio(self.r)?;
-        self.phi = self.transmission().phi_start(self.tau_b_start);
+        self.phi = self.params.phi_start(self.tau_b_start);
         self.phi_b = 0.0;
         self.phi_f = 0.0;
         self.w_b = self.w_b_start;
@@ -252,15 +226,7 @@ impl Model for VariableRatioTransmission {
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
-        let flow = self.torques().flow;
-        // Zero is no change of direction: the flow keeps its mode until it turns.
-        let mode = if flow > 0.0 {
-            1
-        } else if flow < 0.0 {
-            -1
-        } else {
-            self.power_flow
-        };
+        let mode = power_flow_mode(self.torques().flow, self.power_flow);
         let changed = mode != self.power_flow;
         self.power_flow = mode;
         Ok(changed)
