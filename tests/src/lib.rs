@@ -150,6 +150,22 @@ impl Fmu {
             .value_reference
     }
 
+    /// Sets Real parameters, enters and exits initialization, and returns the log of the
+    /// fmi2ExitInitializationMode that must fail (panics if it succeeds).
+    pub fn init_error(&self, params: &[(&str, f64)]) -> String {
+        let inst = self.instantiate("init_error");
+        for (name, value) in params {
+            assert_eq!(inst.set(name, *value), OK, "{name}: {}", inst.log_text());
+        }
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        assert_eq!(
+            inst.exit_initialization_mode(),
+            ERROR,
+            "{params:?} was accepted"
+        );
+        inst.log_text()
+    }
+
     /// The directory the FMU was unpacked into, as a file URI.
     pub fn resource_uri(&self) -> String {
         format!("file://{}/resources", self.dir.display())
