@@ -271,8 +271,8 @@ td,th{{border:1px solid #999;padding:2px 6px}} pre{{background:#f4f4f4;padding:6
 <tr><th>Name</th><th>Value reference</th><th>Causality</th><th>Unit</th><th>Start</th><th>Valid range</th><th>Description</th></tr>
 {rows}</table>
 <h2>Simulation</h2>
-<p>FMI 2.0 Co-Simulation. Internal integration with diffsol's Tsit45 (explicit Runge-Kutta 5(4) with
-error control) at the relative tolerance given to <code>fmi2SetupExperiment</code>
+<p>FMI 2.0 Co-Simulation. Internal integration with diffsol's {solver}, with error control at the
+relative tolerance given to <code>fmi2SetupExperiment</code>
 (default {tol:e}); state events are located inside the communication step.
 Variable communication steps, first-order input derivatives
 (<code>fmi2SetRealInputDerivatives</code>), and get/set/serialize FMU state are supported.
@@ -281,6 +281,11 @@ Default experiment: {start} s to {stop} s with a {step} s communication step.</p
 </html>
 "#,
         name = M::NAME,
+        solver = if M::STIFF {
+            "BDF (implicit, variable order: the model is stiff)"
+        } else {
+            "Tsit45 (explicit Runge-Kutta 5(4))"
+        },
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,
