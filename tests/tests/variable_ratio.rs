@@ -339,5 +339,12 @@ fn a_non_positive_ratio_refuses_the_step_and_rollback_still_works() {
     );
     assert_eq!(inst.set_state(&state), OK);
     assert_eq!(inst.do_step(0.01, 1e-3), OK, "{}", inst.log_text());
+    // A ratio ramped through zero within the step is refused as well.
+    let r = [fmu.vr("r")];
+    assert_eq!(inst.set_real(&r, &[0.5]), OK);
+    assert_eq!(inst.set_input_derivatives(&r, &[1], &[-1000.0]), OK);
+    assert_eq!(inst.do_step(0.011, 1e-3), ERROR);
+    assert!(inst.log_text().contains("r = -0.5"), "{}", inst.log_text());
+    assert_eq!(inst.set_state(&state), OK);
     inst.free_state(state);
 }

@@ -393,6 +393,16 @@ impl<M: Model> Instance<M> {
         };
 
         let before = self.model.clone();
+        if !self.slopes.iter().all(|s| *s == 0.0) {
+            // Inputs are linear over the step: valid at both ends means valid throughout.
+            let mut end = before.clone();
+            inputs(&mut end, t_end);
+            if let Err(e) = end.check_inputs() {
+                return self.failed(format!(
+                    "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
+                ));
+            }
+        }
         let logger = &self.logger;
         let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
         let result = integrator::integrate(
