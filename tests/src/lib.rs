@@ -114,6 +114,20 @@ impl Fmu {
             .unwrap_or_else(|e| panic!("{}: {e} (run `cargo xtask package` first)", path.display()))
     }
 
+    /// Every packaged FMU in `target/fmu`, by name.
+    pub fn all() -> Vec<Fmu> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(fmu_dir())
+            .expect("target/fmu (run `cargo xtask package` first)")
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "fmu"))
+            .collect();
+        paths.sort();
+        paths
+            .iter()
+            .map(|p| Fmu::load_path(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+            .collect()
+    }
+
     pub fn load_path(path: &Path) -> Result<Fmu, String> {
         let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
         let mut zip = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;

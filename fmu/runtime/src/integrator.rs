@@ -15,6 +15,9 @@ use std::cell::RefCell;
 /// How many event updates in a row may change a mode before the event is declared chattering.
 pub const MAX_EVENT_ITERATIONS: usize = 100;
 
+/// Internal solver steps one segment may take before the step fails.
+pub const MAX_INTERNAL_STEPS: usize = 100_000;
+
 /// Zero crossings one step may hold before the model is declared chattering.
 pub const MAX_SEGMENTS: usize = 10_000;
 
@@ -203,7 +206,17 @@ fn segment<M: Model>(
 macro_rules! drive {
     ($solver:ident, $t1:expr, $changes_mode:expr, $error:expr) => {{
         $solver.set_stop_time($t1).map_err($error)?;
+        let mut steps = 0usize;
         loop {
+            steps += 1;
+            if steps > MAX_INTERNAL_STEPS {
+                // Inputs far outside what the model is made for (1e300 N.m, say) would make the
+                // step take forever: give up with a reason instead of hanging the master.
+                return Err(StepError::Solver(
+                    $solver.state().t,
+                    format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
+                ));
+            }
             match $solver.step().map_err($error)? {
                 OdeSolverStopReason::InternalTimestep => continue,
                 OdeSolverStopReason::TstopReached => {

@@ -7,12 +7,13 @@
 //!   `last_successful_time`, each `f64`;
 //! - `u32` count and the value of every declared variable in value-reference order (`f64`;
 //!   integers are exact in it);
-//! - `u32` count and the input derivative of every variable (0 for non-inputs).
+//! - `u32` count and the input derivative of every variable (0 for non-inputs);
+//! - FNV-1a 64 checksum of everything before it, so that a corrupted state is rejected.
 //!
 //! The integrator restarts at every step, so it has no state of its own to save.
 
 pub const MAGIC: &[u8; 8] = b"FMURSST\0";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Everything an FMU state holds besides the model's declared variables.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,13 +51,22 @@ impl Snapshot {
                 b.extend_from_slice(&x.to_le_bytes());
             }
         }
+        let sum = fnv1a_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
         b
     }
 
     /// Parses and checks a state written by [`Snapshot::encode`] for the model with `guid` and
     /// `n_values` variables.
     pub fn decode(bytes: &[u8], guid: &str, n_values: usize) -> Result<Snapshot, String> {
-        let mut r = Reader { bytes, pos: 0 };
+        if bytes.len() < 8 + 4 + 8 {
+            return Err(format!("FMU state truncated: {} bytes", bytes.len()));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 8);
+        let mut r = Reader {
+            bytes: body,
+            pos: 0,
+        };
         if r.take(8)? != MAGIC {
             return Err("not an FMU state of this runtime (bad magic)".into());
         }
@@ -74,6 +84,9 @@ impl Snapshot {
                 String::from_utf8_lossy(their_guid)
             ));
         }
+        if fnv1a_64(body).to_le_bytes() != sum {
+            return Err("FMU state is corrupted (checksum mismatch) or truncated".into());
+        }
         let fmi_state = r.take(1)?[0];
         let time = r.f64()?;
         let start_time = r.f64()?;
@@ -82,11 +95,9 @@ impl Snapshot {
         let last_successful_time = r.f64()?;
         let values = r.list(n_values)?;
         let slopes = r.list(n_values)?;
-        if r.pos != bytes.len() {
-            return Err(format!(
-                "{} trailing bytes after the FMU state",
-                bytes.len() - r.pos
-            ));
+        if r.pos != body.len() {
+            let extra = body.len() - r.pos;
+            return Err(format!("{extra} trailing bytes after the FMU state"));
         }
         if ![time, start_time, tolerance, last_successful_time]
             .iter()
@@ -105,6 +116,12 @@ impl Snapshot {
             slopes,
         })
     }
+}
+
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
 }
 
 struct Reader<'a> {
@@ -179,8 +196,11 @@ mod tests {
         let mut long = b.clone();
         long.push(0);
         assert!(Snapshot::decode(&long, "{g}", 3).is_err());
-        let mut bad = b.clone();
-        bad[0] ^= 0xff;
-        assert!(Snapshot::decode(&bad, "{g}", 3).is_err());
+        // Any single flipped bit, anywhere, is caught.
+        for i in 0..b.len() {
+            let mut bad = b.clone();
+            bad[i] ^= 0x10;
+            assert!(Snapshot::decode(&bad, "{g}", 3).is_err(), "byte {i}");
+        }
     }
 }

@@ -1,0 +1,477 @@
+//! Every packaged FMU against what a careless master or user may do: illegal call orders, NULL
+//! pointers, unknown value references, bad steps, NaN and Inf everywhere, corrupted states,
+//! random call sequences, many instances and many threads. Every call must return a status;
+//! nothing may crash, hang or leak.
+
+use fmu_harness::{Fmu, Instance, DISCARD, ERROR, OK, WARNING};
+use model_description::{Causality, VariableType};
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr::{null, null_mut};
+
+fn reals(fmu: &Fmu, causality: Causality) -> Vec<(String, u32)> {
+    fmu.md
+        .model_variables
+        .iter()
+        .filter(|v| v.causality == causality && matches!(v.kind, VariableType::Real { .. }))
+        .map(|v| (v.name.clone(), v.value_reference))
+        .collect()
+}
+
+fn started(fmu: &Fmu) -> Instance<'_> {
+    let inst = fmu.instantiate("abuse");
+    inst.initialize(0.0, Some(10.0), &[]);
+    inst
+}
+
+#[test]
+fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let inst = fmu.instantiate("states");
+        let mut v = [0.0];
+        let refuse = |status: c_int, what: &str| {
+            assert_eq!(status, ERROR, "{name}: {what} should be refused");
+        };
+        // Instantiated
+        refuse(inst.exit_initialization_mode(), "ExitInit in Instantiated");
+        refuse(inst.do_step(0.0, 0.1), "DoStep in Instantiated");
+        refuse(inst.terminate(), "Terminate in Instantiated");
+        refuse(inst.get_real(&[0], &mut v), "GetReal in Instantiated");
+        // Initialization mode
+        assert_eq!(inst.setup_experiment(None, 0.0, Some(10.0)), OK);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        refuse(
+            inst.setup_experiment(None, 0.0, None),
+            "SetupExperiment in InitializationMode",
+        );
+        refuse(inst.enter_initialization_mode(), "EnterInit twice");
+        refuse(inst.do_step(0.0, 0.1), "DoStep in InitializationMode");
+        refuse(inst.terminate(), "Terminate in InitializationMode");
+        assert_eq!(
+            inst.exit_initialization_mode(),
+            OK,
+            "{name}: {}",
+            inst.log_text()
+        );
+        // Step complete
+        refuse(
+            inst.setup_experiment(None, 0.0, None),
+            "SetupExperiment after init",
+        );
+        refuse(inst.enter_initialization_mode(), "EnterInit after init");
+        refuse(inst.exit_initialization_mode(), "ExitInit after init");
+        for (output, vr) in reals(&fmu, Causality::Output) {
+            refuse(
+                inst.set_real(&[vr], &[1.0]),
+                &format!("SetReal of output {output}"),
+            );
+        }
+        for (parameter, vr) in reals(&fmu, Causality::Parameter) {
+            refuse(
+                inst.set_real(&[vr], &[1.0]),
+                &format!("SetReal of fixed parameter {parameter}"),
+            );
+        }
+        assert_eq!(
+            inst.do_step(0.0, 0.1),
+            OK,
+            "{name}: the refusals changed nothing: {}",
+            inst.log_text()
+        );
+        // Terminated
+        assert_eq!(inst.terminate(), OK);
+        refuse(inst.do_step(0.1, 0.1), "DoStep after Terminate");
+        refuse(inst.terminate(), "Terminate twice");
+        assert_eq!(
+            inst.get_real(&[0], &mut v),
+            OK,
+            "{name}: values stay readable"
+        );
+        assert_eq!(inst.reset(), OK);
+    }
+}
+
+#[test]
+fn null_pointers_and_wrong_lengths() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let inst = started(&fmu);
+        let api = &fmu.api;
+        let c = inst.c;
+        let mut x = [0.0f64; 4];
+        let mut i = [0 as c_int; 4];
+        let vr = [0u32];
+        unsafe {
+            // A NULL instance is refused by every function that takes one.
+            assert_eq!((api.do_step)(null_mut(), 0.0, 0.1, 0), ERROR);
+            assert_eq!(
+                (api.get_real)(null_mut(), vr.as_ptr(), 1, x.as_mut_ptr()),
+                ERROR
+            );
+            assert_eq!(
+                (api.set_real)(null_mut(), vr.as_ptr(), 1, x.as_ptr()),
+                ERROR
+            );
+            assert_eq!((api.terminate)(null_mut()), ERROR);
+            assert_eq!((api.get_fmu_state)(null_mut(), &mut null_mut()), ERROR);
+            (api.free_instance)(null_mut());
+            // NULL arrays with a length are refused; with nvr = 0 there is nothing to do.
+            assert_eq!(
+                (api.get_real)(c, null(), 1, x.as_mut_ptr()),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!(
+                (api.get_real)(c, vr.as_ptr(), 1, null_mut()),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!((api.get_real)(c, null(), 0, null_mut()), OK, "{name}");
+            assert_eq!((api.set_real)(c, null(), 0, null()), OK, "{name}");
+            assert_eq!((api.set_real)(c, null(), 2, x.as_ptr()), ERROR, "{name}");
+            assert_eq!(
+                (api.get_integer)(c, null(), 1, i.as_mut_ptr()),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!(
+                (api.set_real_input_derivatives)(c, null(), 1, null(), null()),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!((api.set_debug_logging)(c, 1, 2, null()), ERROR, "{name}");
+            let cats: [*const c_char; 1] = [null()];
+            assert_eq!(
+                (api.set_debug_logging)(c, 1, 1, cats.as_ptr()),
+                ERROR,
+                "{name}"
+            );
+            // FMU states
+            assert_eq!((api.get_fmu_state)(c, null_mut()), ERROR, "{name}");
+            assert_eq!((api.set_fmu_state)(c, null_mut()), ERROR, "{name}");
+            assert_eq!((api.free_fmu_state)(c, null_mut()), OK, "{name}");
+            let mut none: *mut c_void = null_mut();
+            assert_eq!((api.free_fmu_state)(c, &mut none), OK, "{name}");
+            let mut size = 0usize;
+            assert_eq!(
+                (api.serialized_fmu_state_size)(c, null_mut(), &mut size),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!(
+                (api.deserialize_fmu_state)(c, null(), 10, &mut none),
+                ERROR,
+                "{name}"
+            );
+            let (_, s) = inst.get_state();
+            assert_eq!(
+                (api.serialized_fmu_state_size)(c, s.0, null_mut()),
+                ERROR,
+                "{name}"
+            );
+            assert_eq!(
+                (api.serialize_fmu_state)(c, s.0, null_mut(), 1000),
+                ERROR,
+                "{name}"
+            );
+            let mut small = [0 as c_char; 4];
+            assert_eq!(
+                (api.serialize_fmu_state)(c, s.0, small.as_mut_ptr(), 4),
+                ERROR,
+                "{name}"
+            );
+            inst.free_state(s);
+            // Status queries with NULL outputs
+            assert_eq!((api.get_real_status)(c, 2, null_mut()), ERROR, "{name}");
+            assert_eq!((api.get_boolean_status)(c, 3, null_mut()), ERROR, "{name}");
+            // Instantiate: NULL name or GUID gives NULL; NULL callbacks are tolerated.
+            let guid = std::ffi::CString::new(fmu.md.guid.clone()).unwrap();
+            let nm = c"x";
+            assert!((api.instantiate)(null(), 1, guid.as_ptr(), null(), null(), 0, 0).is_null());
+            assert!((api.instantiate)(nm.as_ptr(), 1, null(), null(), null(), 0, 0).is_null());
+            let quiet = (api.instantiate)(nm.as_ptr(), 1, guid.as_ptr(), null(), null(), 0, 1);
+            assert!(
+                !quiet.is_null(),
+                "{name}: NULL callbacks and resources are tolerated"
+            );
+            assert_eq!(
+                (api.do_step)(quiet, 0.0, 0.1, 0),
+                ERROR,
+                "{name}: and still checked"
+            );
+            (api.free_instance)(quiet);
+        }
+        // Unknown value references and wrong types
+        let mut v = [0.0];
+        assert_eq!(inst.get_real(&[u32::MAX], &mut v), ERROR, "{name}");
+        assert_eq!(inst.set_real(&[99_999], &[1.0]), ERROR, "{name}");
+        assert_eq!(
+            unsafe { (api.get_integer)(c, [0u32].as_ptr(), 1, i.as_mut_ptr()) },
+            ERROR,
+            "{name}: vr 0 is a Real"
+        );
+        assert_eq!(inst.do_step(0.0, 0.1), OK, "{name}: {}", inst.log_text());
+    }
+}
+
+#[test]
+fn bad_steps_are_refused() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let inst = started(&fmu);
+        for (t, h, why) in [
+            (0.0, 0.0, "zero step"),
+            (0.0, -0.1, "negative step"),
+            (0.0, f64::NAN, "NaN step"),
+            (0.5, 0.1, "wrong communication point"),
+            (f64::INFINITY, 0.1, "infinite communication point"),
+            (0.0, 10.5, "past the stop time"),
+        ] {
+            assert_eq!(inst.do_step(t, h), ERROR, "{name}: {why}");
+        }
+        assert_eq!(inst.do_step(0.0, 0.1), OK, "{name}: {}", inst.log_text());
+    }
+}
+
+#[test]
+fn nan_and_inf_in_every_input_and_parameter_are_refused() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        for causality in [Causality::Parameter, Causality::Input] {
+            let inst = fmu.instantiate("nan");
+            assert_eq!(inst.enter_initialization_mode(), OK);
+            for (var, vr) in reals(&fmu, causality) {
+                let mut before = [0.0];
+                assert_eq!(inst.get_real(&[vr], &mut before), OK);
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    assert_eq!(inst.set_real(&[vr], &[bad]), ERROR, "{name}: {var} = {bad}");
+                }
+                let mut after = [0.0];
+                assert_eq!(inst.get_real(&[vr], &mut after), OK);
+                assert_eq!(
+                    before[0].to_bits(),
+                    after[0].to_bits(),
+                    "{name}: {var} changed"
+                );
+                assert!(
+                    inst.log_text().contains(&format!("{var} = NaN")),
+                    "{name}: {}",
+                    inst.log_text()
+                );
+            }
+            assert_eq!(
+                inst.exit_initialization_mode(),
+                OK,
+                "{name}: {}",
+                inst.log_text()
+            );
+        }
+    }
+}
+
+#[test]
+fn truncated_and_corrupted_states_are_rejected() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let inst = started(&fmu);
+        assert_eq!(inst.do_step(0.0, 0.1), OK);
+        let (_, s) = inst.get_state();
+        let bytes = inst.serialize(&s).unwrap();
+        inst.free_state(s);
+        for n in 0..bytes.len() {
+            let (status, s) = inst.deserialize(&bytes[..n]);
+            assert_eq!(status, ERROR, "{name}: truncated to {n} bytes");
+            assert!(s.0.is_null());
+        }
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x41;
+            assert_eq!(inst.deserialize(&bad).0, ERROR, "{name}: byte {i} flipped");
+        }
+        // Another model's state is refused too.
+        let other = Fmu::all()
+            .into_iter()
+            .find(|f| f.md.model_name != *name)
+            .unwrap();
+        let o = started(&other);
+        let (_, os) = o.get_state();
+        let other_bytes = o.serialize(&os).unwrap();
+        o.free_state(os);
+        assert_eq!(inst.deserialize(&other_bytes).0, ERROR, "{name}");
+        // The original still loads and the instance goes on.
+        let (status, s) = inst.deserialize(&bytes);
+        assert_eq!(status, OK);
+        assert_eq!(inst.set_state(&s), OK);
+        inst.free_state(s);
+        assert_eq!(inst.do_step(0.1, 0.1), OK, "{name}: {}", inst.log_text());
+    }
+}
+
+/// A small deterministic generator, so that a failing sequence can be replayed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn value(&mut self) -> f64 {
+        match self.below(10) {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => -1e300,
+            3 => 0.0,
+            4 => -1.0,
+            _ => (self.below(2000) as f64 - 1000.0) / 100.0,
+        }
+    }
+}
+
+#[test]
+fn random_call_sequences_always_return_a_status() {
+    let allowed = [OK, WARNING, DISCARD, ERROR];
+    for fmu in Fmu::all() {
+        let name = fmu.md.model_name.clone();
+        let n_vars = fmu.md.model_variables.len() as u64;
+        for seed in 1..=20u64 {
+            let mut rng = Rng(seed * 0x9E3779B97F4A7C15);
+            let inst = fmu.instantiate("fuzz");
+            let mut t = 0.0;
+            let mut states = Vec::new();
+            for _ in 0..200 {
+                let status = match rng.below(14) {
+                    0 => inst.setup_experiment(Some(1e-6), 0.0, None),
+                    1 => inst.enter_initialization_mode(),
+                    2 => inst.exit_initialization_mode(),
+                    3..=5 => {
+                        let h = [1e-3, 1e-2, 0.1, -1.0, 0.0][rng.below(5) as usize];
+                        let s = inst.do_step(t, h);
+                        if s == OK {
+                            t += h;
+                        }
+                        s
+                    }
+                    6 | 7 => {
+                        let vr = rng.below(n_vars + 2) as u32;
+                        inst.set_real(&[vr], &[rng.value()])
+                    }
+                    8 => {
+                        let mut v = [0.0; 3];
+                        let vrs = [0, 1, rng.below(n_vars + 2) as u32];
+                        inst.get_real(&vrs, &mut v)
+                    }
+                    9 => inst.reset(),
+                    10 => inst.terminate(),
+                    11 => {
+                        let (s, st) = inst.get_state();
+                        if s == OK {
+                            states.push(st);
+                        }
+                        s
+                    }
+                    12 => match states.pop() {
+                        Some(st) => {
+                            let s = inst.set_state(&st);
+                            inst.free_state(st);
+                            s
+                        }
+                        None => OK,
+                    },
+                    _ => {
+                        let vr = rng.below(n_vars) as u32;
+                        inst.set_input_derivatives(&[vr], &[1], &[rng.value()])
+                    }
+                };
+                assert!(
+                    allowed.contains(&status),
+                    "{name} seed {seed}: status {status}"
+                );
+            }
+            for st in states {
+                inst.free_state(st);
+            }
+        }
+    }
+}
+
+fn rss_kib() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4
+}
+
+#[test]
+fn a_thousand_instances_keep_memory_flat() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let cycle = || {
+            for _ in 0..1000 {
+                let inst = started(&fmu);
+                assert_eq!(inst.do_step(0.0, 0.01), OK);
+                let (_, s) = inst.get_state();
+                inst.free_state(s);
+            }
+        };
+        cycle();
+        let before = rss_kib();
+        cycle();
+        cycle();
+        let growth = rss_kib().saturating_sub(before);
+        assert!(
+            growth < 2048,
+            "{name}: memory grew by {growth} KiB over 2000 instances"
+        );
+        // Memory per live instance, for the report.
+        let base = rss_kib();
+        let live: Vec<_> = (0..1000).map(|_| started(&fmu)).collect();
+        let per = (rss_kib().saturating_sub(base)) as f64 / 1000.0;
+        drop(live);
+        eprintln!("{name}: about {per:.1} KiB per live instance");
+    }
+}
+
+#[test]
+fn eight_threads_give_the_single_thread_results() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let inputs = reals(&fmu, Causality::Input);
+        let outputs = reals(&fmu, Causality::Output);
+        let run = |fmu: &Fmu| {
+            let inst = started(fmu);
+            let mut bits = Vec::new();
+            for k in 0..300 {
+                let t = k as f64 * 1e-3;
+                for (j, (n, vr)) in inputs.iter().enumerate() {
+                    // Ratios must stay positive; other inputs swing both ways.
+                    let u = if n == "r" {
+                        1.0 + 0.5 * t
+                    } else {
+                        ((j + 1) as f64 * 3.0 * t).sin()
+                    };
+                    inst.set_real(&[*vr], &[u]);
+                }
+                assert_eq!(inst.do_step(t, 1e-3), OK, "{}", inst.log_text());
+                for (_, vr) in &outputs {
+                    let mut v = [0.0];
+                    inst.get_real(&[*vr], &mut v);
+                    bits.push(v[0].to_bits());
+                }
+            }
+            bits
+        };
+        let single = run(&fmu);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| run(&fmu))).collect();
+            for h in handles {
+                assert!(
+                    h.join().unwrap() == single,
+                    "{name}: a thread's result differs"
+                );
+            }
+        });
+    }
+}
