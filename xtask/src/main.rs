@@ -13,6 +13,7 @@ commands:
   validate   fmpy validate + fmutool -check every FMU, simulate it with FMPy on its
              reference-fmus inputs and compare with the reference result
   test       the whole suite: package, cargo test, validate (creates .venv with FMPy)
+  memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
   bench      ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions";
 
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Some("validate") => validate(),
         Some("test") => test(),
         Some("bench") => bench::bench(),
+        Some("memcheck") => memcheck(),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
     };
@@ -108,11 +110,29 @@ fn path_with(dir: &Path) -> String {
     )
 }
 
+/// Runs the abuse suite, which drives every packaged FMU through instantiate, simulate,
+/// get/set/serialize state, reset and free, under valgrind memcheck.
+fn memcheck() -> Result<(), String> {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get").args(["install", "-y", "valgrind"]))?;
+    }
+    let runner = "valgrind -q --error-exitcode=99 --leak-check=full \
+                  --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect";
+    let runner: String = runner.split_whitespace().collect::<Vec<_>>().join(" ");
+    run(Command::new(env!("CARGO"))
+        .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse"])
+        .args(["--", "--test-threads", "2"])
+        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", runner)
+        .current_dir(root()))
+}
+
 fn test() -> Result<(), String> {
     venv()?;
     package::package()?;
     run(Command::new(env!("CARGO"))
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
+    memcheck()?;
     validate()
 }
