@@ -97,7 +97,7 @@ impl<M: Model> Instance<M> {
     pub fn new(logger: Logger) -> Self {
         let vars = M::variables();
         let n = vars.len();
-        let mut instance = Instance {
+        Instance {
             logger,
             state: FmiState::Instantiated,
             guid: guid::<M>(),
@@ -110,9 +110,7 @@ impl<M: Model> Instance<M> {
             last_successful_time: 0.0,
             slopes: vec![0.0; n],
             dirty: true,
-        };
-        instance.reset();
-        instance
+        }
     }
 
     pub fn guid(&self) -> &str {
