@@ -8,6 +8,16 @@ use model_description::{Causality, VariableType};
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::{null, null_mut};
 
+/// The tests of this file run one at a time: the memory test reads the process's RSS, which
+/// another test allocating at the same time would disturb.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn reals(fmu: &Fmu, causality: Causality) -> Vec<(String, u32)> {
     fmu.md
         .model_variables
@@ -25,6 +35,7 @@ fn started(fmu: &Fmu) -> Instance<'_> {
 
 #[test]
 fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inst = fmu.instantiate("states");
@@ -93,6 +104,7 @@ fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
 
 #[test]
 fn null_pointers_and_wrong_lengths() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inst = started(&fmu);
@@ -216,6 +228,7 @@ fn null_pointers_and_wrong_lengths() {
 
 #[test]
 fn bad_steps_are_refused() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inst = started(&fmu);
@@ -235,6 +248,7 @@ fn bad_steps_are_refused() {
 
 #[test]
 fn nan_and_inf_in_every_input_and_parameter_are_refused() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         for causality in [Causality::Parameter, Causality::Input] {
@@ -271,6 +285,7 @@ fn nan_and_inf_in_every_input_and_parameter_are_refused() {
 
 #[test]
 fn truncated_and_corrupted_states_are_rejected() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inst = started(&fmu);
@@ -333,6 +348,7 @@ impl Rng {
 
 #[test]
 fn random_call_sequences_always_return_a_status() {
+    let _serial = serial();
     let allowed = [OK, WARNING, DISCARD, ERROR];
     for fmu in Fmu::all() {
         let name = fmu.md.model_name.clone();
@@ -406,6 +422,7 @@ fn rss_kib() -> usize {
 
 #[test]
 fn a_thousand_instances_keep_memory_flat() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let cycle = || {
@@ -436,6 +453,7 @@ fn a_thousand_instances_keep_memory_flat() {
 
 #[test]
 fn eight_threads_give_the_single_thread_results() {
+    let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inputs = reals(&fmu, Causality::Input);

@@ -124,6 +124,7 @@ fn memcheck() -> Result<(), String> {
         .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse"])
         .args(["--", "--test-threads", "2"])
         .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", runner)
+        .env("FMU_MEMCHECK", "1")
         .current_dir(root()))
 }
 
