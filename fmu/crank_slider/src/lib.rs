@@ -144,12 +144,7 @@ impl Model for CrankSlider {
     const DESCRIPTION: &'static str =
         "Crank-slider: crank inertia J and piston mass m on a massless rod; torque and piston force in";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 2.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
 

@@ -14,13 +14,7 @@ pub const AT_UPPER: i32 = 1;
 #[derive(Debug, Clone)]
 pub struct Cvt {
     // parameters
-    c: f64,
-    d1_bar: f64,
-    d2_bar: f64,
-    s1_bar: f64,
-    s2_bar: f64,
-    c1: f64,
-    c2: f64,
+    geometry: Geometry,
     j1: f64,
     j2: f64,
     m1: f64,
@@ -68,13 +62,15 @@ impl Default for Cvt {
     /// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters.
     fn default() -> Self {
         Cvt {
-            c: 0.25,
-            d1_bar: 0.08,
-            d2_bar: 0.12,
-            s1_bar: 0.0,
-            s2_bar: 0.0,
-            c1: 4.0,
-            c2: 4.0,
+            geometry: Geometry {
+                c: 0.25,
+                d1_bar: 0.08,
+                d2_bar: 0.12,
+                s1_bar: 0.0,
+                s2_bar: 0.0,
+                c1: 4.0,
+                c2: 4.0,
+            },
             j1: 0.01,
             j2: 0.02,
             m1: 0.5,
@@ -127,23 +123,11 @@ struct Motion {
 }
 
 impl Cvt {
-    fn geometry(&self) -> Geometry {
-        Geometry {
-            c: self.c,
-            d1_bar: self.d1_bar,
-            d2_bar: self.d2_bar,
-            s1_bar: self.s1_bar,
-            s2_bar: self.s2_bar,
-            c1: self.c1,
-            c2: self.c2,
-        }
-    }
-
     /// Lagrange with q = (phi1, s2), T = (J1 + J2 rho^2) w1^2/2 + (m2 + m1 s1'^2) v2^2/2:
     /// `(J1 + J2 rho^2) a1 + 2 J2 rho rho' v2 w1 = tau_1 + rho tau_2`,
     /// `(m2 + m1 s1'^2) a2 + m1 s1' s1'' v2^2 - J2 rho rho' w1^2 = F_2 + F_1 s1'`.
     fn motion(&self, s1_guess: f64) -> Option<Motion> {
-        let g = self.geometry();
+        let g = self.geometry;
         let s1 = g.solve_s1(self.s2, s1_guess)?;
         let cfg = g.configuration(self.s2, s1);
         let (rho, rho_p, s1p, s1pp) = (cfg.rho, cfg.rho_p, cfg.s1p, cfg.s1pp);
@@ -172,11 +156,11 @@ impl Cvt {
 
     fn check_parameters(&self) -> Result<(), Invalid> {
         let positive = [
-            ("C", self.c),
-            ("D1_bar", self.d1_bar),
-            ("D2_bar", self.d2_bar),
-            ("c1", self.c1),
-            ("c2", self.c2),
+            ("C", self.geometry.c),
+            ("D1_bar", self.geometry.d1_bar),
+            ("D2_bar", self.geometry.d2_bar),
+            ("c1", self.geometry.c1),
+            ("c2", self.geometry.c2),
             ("J1", self.j1),
             ("J2", self.j2),
             ("m1", self.m1),
@@ -187,21 +171,36 @@ impl Cvt {
                 return Err(Invalid::new(name, x, "must be positive"));
             }
         }
-        if !self.geometry().valid(self.d1_bar, self.d2_bar) {
+        if !self
+            .geometry
+            .valid(self.geometry.d1_bar, self.geometry.d2_bar)
+        {
             return Err(Invalid::new(
                 "C",
-                self.c,
+                self.geometry.c,
                 format!(
                     "too short for D1_bar = {} and D2_bar = {}: |D2 - D1|/(2C) must be <= {}",
-                    self.d1_bar,
-                    self.d2_bar,
+                    self.geometry.d1_bar,
+                    self.geometry.d2_bar,
                     belt::MAX_SIN_BETA
                 ),
             ));
         }
         for (lo, hi, lo_name, bar, bar_name) in [
-            (self.s1_min, self.s1_max, "s1_min", self.s1_bar, "s1_bar"),
-            (self.s2_min, self.s2_max, "s2_min", self.s2_bar, "s2_bar"),
+            (
+                self.s1_min,
+                self.s1_max,
+                "s1_min",
+                self.geometry.s1_bar,
+                "s1_bar",
+            ),
+            (
+                self.s2_min,
+                self.s2_max,
+                "s2_min",
+                self.geometry.s2_bar,
+                "s2_bar",
+            ),
         ] {
             if lo >= hi {
                 return Err(Invalid::new(
@@ -223,20 +222,20 @@ impl Cvt {
 
     /// The travel of s2 that keeps both sheaves within their limits (s1 falls as s2 rises).
     fn effective_travel(&self) -> Result<(f64, f64), Invalid> {
-        let g = self.geometry();
+        let g = self.geometry;
         let impossible = |name: &'static str, x: f64| {
             Invalid::new(name, x, "puts the belt geometry out of range (D <= 0, spans near vertical, or no belt position)")
         };
         let s2_at_s1_max = g
-            .solve_s2(self.s1_max, self.s2_bar)
+            .solve_s2(self.s1_max, self.geometry.s2_bar)
             .ok_or_else(|| impossible("s1_max", self.s1_max))?;
         let s2_at_s1_min = g
-            .solve_s2(self.s1_min, self.s2_bar)
+            .solve_s2(self.s1_min, self.geometry.s2_bar)
             .ok_or_else(|| impossible("s1_min", self.s1_min))?;
         let lo = self.s2_min.max(s2_at_s1_max);
         let hi = self.s2_max.min(s2_at_s1_min);
         for (name, s2) in [("s2_min", lo), ("s2_max", hi)] {
-            g.solve_s1(s2, self.s1_bar)
+            g.solve_s1(s2, self.geometry.s1_bar)
                 .ok_or_else(|| impossible(name, s2))?;
         }
         Ok((lo, hi))
@@ -251,24 +250,19 @@ impl Model for Cvt {
     const DESCRIPTION: &'static str =
         "Belt CVT: primary and secondary pulleys with movable sheaves tied by the belt length, travel stops";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 2.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 5;
     const EVENT_INDICATORS: usize = 2;
 
     fn variables() -> Vec<Var<Self>> {
         vec![
-            Var::parameter("C", real!(c)).unit("m").min(0.0).describe("Centre distance of the pulleys"),
-            Var::parameter("D1_bar", real!(d1_bar)).unit("m").min(0.0).describe("Primary working diameter at s1 = s1_bar"),
-            Var::parameter("D2_bar", real!(d2_bar)).unit("m").min(0.0).describe("Secondary working diameter at s2 = s2_bar"),
-            Var::parameter("s1_bar", real!(s1_bar)).unit("m").describe("Primary sheave position of the reference configuration"),
-            Var::parameter("s2_bar", real!(s2_bar)).unit("m").describe("Secondary sheave position of the reference configuration"),
-            Var::parameter("c1", real!(c1)).min(0.0).describe("dD1/ds1 (> 0)"),
-            Var::parameter("c2", real!(c2)).min(0.0).describe("dD2/ds2 (> 0)"),
+            Var::parameter("C", real!(geometry.c)).unit("m").min(0.0).describe("Centre distance of the pulleys"),
+            Var::parameter("D1_bar", real!(geometry.d1_bar)).unit("m").min(0.0).describe("Primary working diameter at s1 = s1_bar"),
+            Var::parameter("D2_bar", real!(geometry.d2_bar)).unit("m").min(0.0).describe("Secondary working diameter at s2 = s2_bar"),
+            Var::parameter("s1_bar", real!(geometry.s1_bar)).unit("m").describe("Primary sheave position of the reference configuration"),
+            Var::parameter("s2_bar", real!(geometry.s2_bar)).unit("m").describe("Secondary sheave position of the reference configuration"),
+            Var::parameter("c1", real!(geometry.c1)).min(0.0).describe("dD1/ds1 (> 0)"),
+            Var::parameter("c2", real!(geometry.c2)).min(0.0).describe("dD2/ds2 (> 0)"),
             Var::parameter("J1", real!(j1)).unit("kg.m2").min(0.0).describe("Primary shaft inertia"),
             Var::parameter("J2", real!(j2)).unit("kg.m2").min(0.0).describe("Secondary shaft inertia"),
             Var::parameter("m1", real!(m1)).unit("kg").min(0.0).describe("Mass of the movable primary sheave"),
@@ -342,7 +336,7 @@ impl Model for Cvt {
 
     fn initialize(&mut self) -> Result<(), Invalid> {
         self.check_parameters()?;
-        self.l0 = self.geometry().l0();
+        self.l0 = self.geometry.l0();
         let (lo, hi) = self.effective_travel()?;
         if lo >= hi {
             return Err(Invalid::new(
@@ -367,8 +361,8 @@ impl Model for Cvt {
         self.energy_impact = 0.0;
         self.sheave_mode = FREE;
         self.s1 = self
-            .geometry()
-            .solve_s1(self.s2, self.s1_bar)
+            .geometry
+            .solve_s1(self.s2, self.geometry.s1_bar)
             .expect("checked by effective_travel");
         Ok(())
     }
@@ -437,7 +431,7 @@ impl Model for Cvt {
                     self.s2 = s2;
                     self.v2 = 0.0;
                     self.sheave_mode = mode;
-                    self.s1 = self.geometry().solve_s1(s2, self.s1).unwrap_or(self.s1);
+                    self.s1 = self.geometry.solve_s1(s2, self.s1).unwrap_or(self.s1);
                     return Ok(true);
                 }
             }

@@ -67,12 +67,7 @@ impl Model for Gear {
     const DESCRIPTION: &'static str =
         "Ideal gear phi_a = ratio*phi_b carrying the inertias of both flanges, driven by external torques";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 2.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 2;
 
     fn variables() -> Vec<Var<Self>> {

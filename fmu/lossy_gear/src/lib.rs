@@ -248,12 +248,7 @@ impl Model for LossyGear {
     const DESCRIPTION: &'static str =
         "Gear with mesh efficiency and bearing friction (Stuck/Forward/Backward), carrying the inertias of both flanges";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 1.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 3;
     const EVENT_INDICATORS: usize = 4;
 

@@ -371,12 +371,7 @@ mod touch_tests {
         const NAME: &'static str = "Still";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment {
-            start: 0.0,
-            stop: 1.0,
-            tolerance: 1e-8,
-            step: 1e-3,
-        };
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
         const STATES: usize = 1;
         const EVENT_INDICATORS: usize = 1;
         fn variables() -> Vec<Var<Self>> {
@@ -424,12 +419,7 @@ mod stiff_tests {
         const NAME: &'static str = "Relax";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment {
-            start: 0.0,
-            stop: 1.0,
-            tolerance: 1e-8,
-            step: 1e-3,
-        };
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
         const STATES: usize = 1;
         const STIFF: bool = true;
         fn variables() -> Vec<Var<Self>> {

@@ -40,6 +40,19 @@ pub struct Experiment {
     pub step: f64,
 }
 
+impl Experiment {
+    /// From 0 s to `stop` at a relative tolerance of 1e-8 and a 1 ms communication step: what
+    /// every drivetrain FMU here proposes.
+    pub const fn until(stop: f64) -> Self {
+        Experiment {
+            start: 0.0,
+            stop,
+            tolerance: 1e-8,
+            step: 1e-3,
+        }
+    }
+}
+
 /// A component model. The runtime owns time, the FMI state machine, inputs over a step and the
 /// integrator; the model owns its variables and its equations.
 ///

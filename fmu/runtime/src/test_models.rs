@@ -18,12 +18,7 @@ impl Model for Ball {
     const NAME: &'static str = "Ball";
     const DESCRIPTION: &'static str = "";
     const DOCUMENTATION: &'static str = "";
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 1.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
     fn variables() -> Vec<Var<Self>> {

@@ -30,24 +30,26 @@ impl<M> Clone for Access<M> {
     }
 }
 
-/// `real!(field)`: access to a `f64` field of the model (used inside `impl Model`).
+/// `real!(field)` or `real!(params.field)`: access to a `f64` field of the model (used inside
+/// `impl Model`).
 #[macro_export]
 macro_rules! real {
-    ($field:ident) => {
+    ($($field:ident).+) => {
         $crate::Access::Real {
-            get: |m: &Self| m.$field,
-            set: |m: &mut Self, v| m.$field = v,
+            get: |m: &Self| m.$($field).+,
+            set: |m: &mut Self, v| m.$($field).+ = v,
         }
     };
 }
 
-/// `integer!(field)`: access to an `i32` field of the model (used inside `impl Model`).
+/// `integer!(field)` or `integer!(params.field)`: access to an `i32` field of the model (used
+/// inside `impl Model`).
 #[macro_export]
 macro_rules! integer {
-    ($field:ident) => {
+    ($($field:ident).+) => {
         $crate::Access::Integer {
-            get: |m: &Self| m.$field,
-            set: |m: &mut Self, v| m.$field = v,
+            get: |m: &Self| m.$($field).+,
+            set: |m: &mut Self, v| m.$($field).+ = v,
         }
     };
 }

@@ -149,62 +149,46 @@ pub fn check_ratio(r: f64) -> Result<(), Invalid> {
     }
 }
 
-/// `Access` to a field of the model's `params: Transmission`.
-#[macro_export]
-macro_rules! param {
-    ($field:ident) => {
-        fmu_runtime::Access::Real {
-            get: |m: &Self| m.params.$field,
-            set: |m: &mut Self, v| m.params.$field = v,
-        }
-    };
-    (int $field:ident) => {
-        fmu_runtime::Access::Integer {
-            get: |m: &Self| m.params.$field,
-            set: |m: &mut Self, v| m.params.$field = v,
-        }
-    };
-}
-
 /// The parameters both FMUs share, for a model with `params: Transmission` and `tau_b_start`.
 #[macro_export]
 macro_rules! transmission_parameters {
     () => {{
-        use fmu_runtime::{real, Var};
-        use $crate::param;
+        use fmu_runtime::{integer, real, Var};
         vec![
-            Var::parameter("k_p", param!(k_p))
+            Var::parameter("k_p", real!(params.k_p))
                 .unit("N.m/rad")
                 .min(0.0)
                 .describe("Transmission stiffness at the base (> 0)"),
-            Var::parameter("k_v", param!(k_v))
+            Var::parameter("k_v", real!(params.k_v))
                 .unit("N.m.s/rad")
                 .min(0.0)
                 .describe("Transmission damping at the base (> 0)"),
             Var::parameter("tau_B_start", real!(tau_b_start))
                 .unit("N.m")
-                .describe("Initial base torque; sets the initial compliance phi = -tau_B_start/k_p"),
-            Var::parameter("direction", param!(int direction))
+                .describe(
+                    "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p",
+                ),
+            Var::parameter("direction", integer!(params.direction))
                 .min(-1.0)
                 .max(1.0)
                 .describe("+1: follower turns in the same direction as the base; -1: opposite"),
-            Var::parameter("losses", param!(int losses))
+            Var::parameter("losses", integer!(params.losses))
                 .min(0.0)
                 .max(1.0)
                 .describe("0: no losses; 1: constant efficiency eta with viscous losses"),
-            Var::parameter("eta", param!(eta))
+            Var::parameter("eta", real!(params.eta))
                 .min(0.0)
                 .max(1.0)
                 .describe("Mesh efficiency, in (0, 1]"),
-            Var::parameter("w_th", param!(w_th))
+            Var::parameter("w_th", real!(params.w_th))
                 .unit("rad/s")
                 .min(0.0)
                 .describe("Speed below which the efficiency is regularized towards 1"),
-            Var::parameter("mu_B", param!(mu_b))
+            Var::parameter("mu_B", real!(params.mu_b))
                 .unit("N.m.s/rad")
                 .min(0.0)
                 .describe("Viscous friction coefficient at the base shaft"),
-            Var::parameter("mu_F", param!(mu_f))
+            Var::parameter("mu_F", real!(params.mu_f))
                 .unit("N.m.s/rad")
                 .min(0.0)
                 .describe("Viscous friction coefficient at the follower shaft"),

@@ -57,12 +57,7 @@ impl Model for VariableRatioCoupling {
     const DESCRIPTION: &'static str =
         "Compliant variable-ratio coupling without inertias: shaft speeds and ratio in, torques out";
     const DOCUMENTATION: &'static str = variable_ratio::DOCUMENTATION;
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 1.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
     const STIFF: bool = true;

@@ -77,12 +77,7 @@ impl Model for VariableRatioTransmission {
     const DESCRIPTION: &'static str =
         "Compliant gearbox with a controllable ratio r and losses, carrying base and follower inertias";
     const DOCUMENTATION: &'static str = variable_ratio::DOCUMENTATION;
-    const DEFAULT_EXPERIMENT: Experiment = Experiment {
-        start: 0.0,
-        stop: 1.0,
-        tolerance: 1e-8,
-        step: 1e-3,
-    };
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 6;
     const EVENT_INDICATORS: usize = 1;
     const STIFF: bool = true;
