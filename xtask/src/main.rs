@@ -18,7 +18,15 @@ commands:
   references regenerate reference-fmus/ from the independent closed-form solutions";
 
 /// Python tools the suite needs, pinned so CI runs what was validated.
-const PYTHON_PACKAGES: &[&str] = &["fmpy==0.3.32", "fmu-manipulation-toolbox==2.0"];
+const PYTHON_PACKAGES: &[&str] = &[
+    "fmpy==0.3.32",
+    "fmu-manipulation-toolbox==2.0",
+    "libcosimpy==0.0.6",
+    "matplotlib==3.10.9",
+];
+
+/// The Rust importer, installed into target/tools (it needs libclang for its FMI bindings).
+const FMI_SIM_VERSION: &str = "0.7.0";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -86,13 +94,52 @@ fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
+/// `target/tools/bin/fmi-sim`, installed with `cargo install` on first use.
+fn fmi_sim() -> Result<PathBuf, String> {
+    let tools = root().join("target/tools");
+    let exe = tools.join("bin/fmi-sim");
+    let installed = Command::new(&exe)
+        .arg("--version")
+        .output()
+        // 0.7.0 prints its version as an error, on stderr.
+        .map(|o| {
+            let text = [o.stdout, o.stderr].concat();
+            String::from_utf8_lossy(&text).contains(FMI_SIM_VERSION)
+        })
+        .unwrap_or(false);
+    if installed {
+        return Ok(exe);
+    }
+    let has_libclang = Command::new("dpkg")
+        .args(["-s", "libclang-dev"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_libclang {
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get").args(["install", "-y", "libclang-dev"]))?;
+    }
+    run(Command::new(env!("CARGO"))
+        .args([
+            "install",
+            "fmi-sim",
+            "--locked",
+            "--version",
+            FMI_SIM_VERSION,
+            "--root",
+        ])
+        .arg(&tools))?;
+    Ok(exe)
+}
+
 fn validate() -> Result<(), String> {
     let python = venv()?;
+    let fmi_sim = fmi_sim()?;
     let root = root();
     run(Command::new(python)
         .arg(root.join("xtask/python/validate.py"))
         .arg(root.join("target/fmu"))
         .arg(root.join("reference-fmus"))
+        .env("FMI_SIM", fmi_sim)
         .env("PATH", path_with(&root.join(".venv/bin"))))
 }
 

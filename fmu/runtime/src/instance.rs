@@ -15,9 +15,6 @@ use crate::model::Model;
 use crate::snapshot::Snapshot;
 use crate::variables::{Access, Causality, Phase, Var};
 
-/// Relative tolerance of the internal integrator when the importer sets none.
-pub const DEFAULT_TOLERANCE: f64 = 1e-8;
-
 /// The states of the FMI 2.0 Co-Simulation state machine (fmi2StepInProgress never occurs:
 /// doStep is synchronous).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +103,7 @@ impl<M: Model> Instance<M> {
             time: 0.0,
             start_time: 0.0,
             stop_time: None,
-            tolerance: DEFAULT_TOLERANCE,
+            tolerance: M::DEFAULT_EXPERIMENT.tolerance,
             last_successful_time: 0.0,
             slopes: vec![0.0; n],
             dirty: true,
@@ -123,7 +120,7 @@ impl<M: Model> Instance<M> {
         self.time = 0.0;
         self.start_time = 0.0;
         self.stop_time = None;
-        self.tolerance = DEFAULT_TOLERANCE;
+        self.tolerance = M::DEFAULT_EXPERIMENT.tolerance;
         self.last_successful_time = 0.0;
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
@@ -172,7 +169,7 @@ impl<M: Model> Instance<M> {
                 ));
             }
         }
-        self.tolerance = tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        self.tolerance = tolerance.unwrap_or(M::DEFAULT_EXPERIMENT.tolerance);
         self.start_time = start;
         self.time = start;
         self.last_successful_time = start;

@@ -51,6 +51,12 @@ impl Experiment {
             step: 1e-3,
         }
     }
+
+    /// The same experiment at another relative tolerance. It is also the tolerance the FMU
+    /// integrates with when an importer (OSP libcosim, for one) defines none.
+    pub const fn with_tolerance(self, tolerance: f64) -> Self {
+        Experiment { tolerance, ..self }
+    }
 }
 
 /// A component model. The runtime owns time, the FMI state machine, inputs over a step and the
