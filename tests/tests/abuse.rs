@@ -18,6 +18,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Set by `cargo xtask memcheck`, which runs this file under valgrind.
+fn memcheck() -> bool {
+    std::env::var_os("FMU_MEMCHECK").is_some()
+}
+
 fn reals(fmu: &Fmu, causality: Causality) -> Vec<(String, u32)> {
     fmu.md
         .model_variables
@@ -346,71 +351,141 @@ impl Rng {
     }
 }
 
+/// Seeds 1..=20 always run (a replayable regression set). With `FMU_FUZZ_SECONDS=n`, fresh
+/// seeds follow until n seconds have passed; the base seed is printed (and can be fixed with
+/// `FMU_FUZZ_SEED`) so a failure can be replayed. `cargo xtask test` fuzzes for a bounded time.
 #[test]
 fn random_call_sequences_always_return_a_status() {
     let _serial = serial();
+    let budget = std::env::var("FMU_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let base = std::env::var("FMU_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+    let fmus = Fmu::all();
+    for seed in 1..=20u64 {
+        for fmu in &fmus {
+            random_sequence(fmu, seed);
+        }
+    }
+    if budget > 0.0 {
+        eprintln!("fuzzing for {budget} s from FMU_FUZZ_SEED={base}");
+        let start = std::time::Instant::now();
+        let mut runs = 0u64;
+        while start.elapsed().as_secs_f64() < budget {
+            for fmu in &fmus {
+                random_sequence(fmu, base.wrapping_add(runs) | 1);
+            }
+            runs += 1;
+        }
+        eprintln!("fuzzed {runs} seeds per FMU, {} calls each", SEQUENCE);
+    }
+}
+
+const SEQUENCE: usize = 200;
+
+/// One random call sequence of every kind of call, with random values; every call must return
+/// a status, and a single call must not take more than 10 s (a hang).
+fn random_sequence(fmu: &Fmu, seed: u64) {
     let allowed = [OK, WARNING, DISCARD, ERROR];
-    for fmu in Fmu::all() {
-        let name = fmu.md.model_name.clone();
-        let n_vars = fmu.md.model_variables.len() as u64;
-        for seed in 1..=20u64 {
-            let mut rng = Rng(seed * 0x9E3779B97F4A7C15);
-            let inst = fmu.instantiate("fuzz");
-            let mut t = 0.0;
-            let mut states = Vec::new();
-            for _ in 0..200 {
-                let status = match rng.below(14) {
-                    0 => inst.setup_experiment(Some(1e-6), 0.0, None),
-                    1 => inst.enter_initialization_mode(),
-                    2 => inst.exit_initialization_mode(),
-                    3..=5 => {
-                        let h = [1e-3, 1e-2, 0.1, -1.0, 0.0][rng.below(5) as usize];
-                        let s = inst.do_step(t, h);
-                        if s == OK {
-                            t += h;
+    let name = &fmu.md.model_name;
+    let n_vars = fmu.md.model_variables.len() as u64;
+    let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+    let inst = fmu.instantiate("fuzz");
+    let mut t = 0.0;
+    let mut states = Vec::new();
+    for _ in 0..SEQUENCE {
+        let began = std::time::Instant::now();
+        let status = match rng.below(17) {
+            0 => inst.setup_experiment(Some(1e-6), 0.0, None),
+            1 => inst.enter_initialization_mode(),
+            2 => inst.exit_initialization_mode(),
+            3..=5 => {
+                let h = [1e-3, 1e-2, 0.1, -1.0, 0.0][rng.below(5) as usize];
+                // Now and then a communication point that does not match.
+                let at = if rng.below(8) == 0 { t + 0.5 } else { t };
+                let s = inst.do_step(at, h);
+                if s == OK {
+                    t += h;
+                }
+                s
+            }
+            6 | 7 => {
+                let vr = rng.below(n_vars + 2) as u32;
+                inst.set_real(&[vr], &[rng.value()])
+            }
+            8 => {
+                let mut v = [0.0; 3];
+                let vrs = [0, 1, rng.below(n_vars + 2) as u32];
+                inst.get_real(&vrs, &mut v)
+            }
+            9 => inst.reset(),
+            10 => inst.terminate(),
+            11 => {
+                let (s, st) = inst.get_state();
+                if s == OK {
+                    states.push(st);
+                }
+                s
+            }
+            12 => match states.pop() {
+                Some(st) => {
+                    let s = inst.set_state(&st);
+                    inst.free_state(st);
+                    s
+                }
+                None => OK,
+            },
+            13 => {
+                let (vr, value) = (rng.below(n_vars + 2) as u32, rng.below(40) as i32 - 20);
+                unsafe { (fmu.api.set_integer)(inst.c, &vr, 1, &value) }
+            }
+            14 => match states.last() {
+                // A serialized state with one random byte changed, or cut short.
+                Some(st) => match inst.serialize(st) {
+                    Ok(mut bytes) => {
+                        let i = rng.below(bytes.len() as u64) as usize;
+                        if rng.below(2) == 0 {
+                            bytes[i] ^= 1 << rng.below(8);
+                        } else {
+                            bytes.truncate(i);
                         }
-                        s
-                    }
-                    6 | 7 => {
-                        let vr = rng.below(n_vars + 2) as u32;
-                        inst.set_real(&[vr], &[rng.value()])
-                    }
-                    8 => {
-                        let mut v = [0.0; 3];
-                        let vrs = [0, 1, rng.below(n_vars + 2) as u32];
-                        inst.get_real(&vrs, &mut v)
-                    }
-                    9 => inst.reset(),
-                    10 => inst.terminate(),
-                    11 => {
-                        let (s, st) = inst.get_state();
+                        let (s, st) = inst.deserialize(&bytes);
                         if s == OK {
                             states.push(st);
                         }
                         s
                     }
-                    12 => match states.pop() {
-                        Some(st) => {
-                            let s = inst.set_state(&st);
-                            inst.free_state(st);
-                            s
-                        }
-                        None => OK,
-                    },
-                    _ => {
-                        let vr = rng.below(n_vars) as u32;
-                        inst.set_input_derivatives(&[vr], &[1], &[rng.value()])
-                    }
-                };
-                assert!(
-                    allowed.contains(&status),
-                    "{name} seed {seed}: status {status}"
-                );
+                    Err(s) => s,
+                },
+                None => OK,
+            },
+            _ => {
+                let vr = rng.below(n_vars) as u32;
+                inst.set_input_derivatives(&[vr], &[1], &[rng.value()])
             }
-            for st in states {
-                inst.free_state(st);
-            }
-        }
+        };
+        assert!(
+            allowed.contains(&status),
+            "{name} seed {seed}: status {status}"
+        );
+        // Under valgrind everything is ~50 times slower; the bound is for native runs.
+        assert!(
+            memcheck() || began.elapsed().as_secs_f64() < 10.0,
+            "{name} seed {seed}: a call took {:?}",
+            began.elapsed()
+        );
+    }
+    for st in states {
+        inst.free_state(st);
     }
 }
 

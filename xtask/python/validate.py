@@ -59,7 +59,9 @@ ABUSE_CASES = [
     "doStep with zero, negative, NaN and too long steps, and a wrong communication point",
     "NaN, +Inf and -Inf in every Real input and parameter",
     "every truncation and every single-byte corruption of a serialized state, another model's state",
-    "20 seeded random call sequences of 200 calls with random values",
+    "random call sequences of 200 calls (every kind of call, random values, mismatched "
+    "communication points, corrupted serialized states): 20 fixed seeds, then 60 s of fresh seeds "
+    "(`cargo xtask fuzz`)",
     "3000 instances created, stepped, snapshotted and freed (memory stays flat)",
     "8 threads with their own instances (bit-identical to one thread)",
     "all of the above under valgrind memcheck (no invalid access, no definite or indirect leak)",

@@ -12,8 +12,10 @@ commands:
   package    build release binaries and write target/fmu/<Model>.fmu
   validate   fmpy validate + fmutool -check every FMU, simulate it with FMPy on its
              reference-fmus inputs and compare with the reference result
-  test       the whole suite: package, cargo test, validate (creates .venv with FMPy)
+  test       the whole suite: package, cargo test, fuzz, memcheck, validate, example
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
+  example    the drivetrain example (examples/drivetrain): runs it, redraws the plot, checks it
+  fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench      ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions";
 
@@ -35,6 +37,8 @@ fn main() -> ExitCode {
         Some("validate") => validate(),
         Some("test") => test(),
         Some("bench") => bench::bench(),
+        Some("example") => example(),
+        Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
         Some("memcheck") => memcheck(),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
@@ -143,6 +147,29 @@ fn validate() -> Result<(), String> {
         .env("PATH", path_with(&root.join(".venv/bin"))))
 }
 
+/// The random call sequences of the abuse suite, with fresh seeds for `seconds`; the base seed
+/// is printed, and `FMU_FUZZ_SEED` replays it.
+fn fuzz(seconds: &str) -> Result<(), String> {
+    seconds
+        .parse::<f64>()
+        .map_err(|_| format!("fuzz: '{seconds}' is not a number of seconds"))?;
+    run(Command::new(env!("CARGO"))
+        .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse"])
+        .args(["random_call_sequences", "--", "--nocapture"])
+        .env("FMU_FUZZ_SECONDS", seconds)
+        .current_dir(root()))
+}
+
+/// The drivetrain example with its checks; it rewrites its plot and results.json.
+fn example() -> Result<(), String> {
+    let python = venv()?;
+    let root = root();
+    run(Command::new(python)
+        .arg(root.join("examples/drivetrain/drivetrain.py"))
+        .arg(root.join("target/fmu"))
+        .arg("--check"))
+}
+
 fn references() -> Result<(), String> {
     let python = venv()?;
     let root = root();
@@ -181,6 +208,8 @@ fn test() -> Result<(), String> {
     run(Command::new(env!("CARGO"))
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
+    fuzz("60")?;
     memcheck()?;
-    validate()
+    validate()?;
+    example()
 }
