@@ -78,8 +78,8 @@ impl Model for VariableRatioTransmission {
         "Compliant gearbox with a controllable ratio r and losses, carrying base and follower inertias";
     const DOCUMENTATION: &'static str = variable_ratio::DOCUMENTATION;
     // The 338 Hz mode is damped by zeta = 0.0018, so phase error adds up over hundreds of
-    // periods: 1e-8 leaves 6e-4 of tau_F's range after 0.5 s, 1e-12 leaves 4e-7, at about the
-    // same cost (see documentation.html). Importers that set no tolerance get this one.
+    // periods: 1e-8 leaves 6e-4 of tau_F's range after 0.5 s, 1e-12 leaves 4e-7, at about 2.5
+    // times the cost (see documentation.html). Importers that set no tolerance get this one.
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0).with_tolerance(1e-12);
     const STATES: usize = 6;
     const EVENT_INDICATORS: usize = 1;
