@@ -19,7 +19,7 @@ shows that it shrinks as the step shrinks.
 
     python drivetrain.py <dir with the .fmu files> [--check]
 
-writes drivetrain.png and results.json next to this file; with --check it also asserts the
+writes drivetrain.png, results.json and the table in README.md next to this file; with --check it also asserts the
 numbers (the test command runs it that way).
 """
 import json
@@ -258,6 +258,31 @@ def check(runs, results):
     print("drivetrain: all checks passed")
 
 
+def write_table(results, path):
+    """The energy table of README.md, between its markers, so the README stays current."""
+    rows = ["| h / ms | engine / J | road / J | actuators / J | Δ stored / J | dissipated / J "
+            "| max \\|residual\\| / J | residual / engine work |",
+            "|---|---|---|---|---|---|---|---|"]
+    for h in sorted(results, key=float, reverse=True):
+        r = results[h]
+        main = float(h) == MAIN_STEP
+        step = f"{float(h) * 1e3:g}"
+        residual = f"{r['max_abs_residual_J']:.2e}"
+        relative = f"{r['max_abs_residual_J'] / r['engine_work_J']:.1e}"
+        if main:
+            step, residual, relative = (f"**{x}**" for x in (step, residual, relative))
+        rows.append(
+            f"| {step} | {r['engine_work_J']:.4f} | {r['road_work_J']:.4f} "
+            f"| {r['actuator_work_J']:.4f} | {r['stored_J']:.4f} | {r['dissipated_J']:.4f} "
+            f"| {residual} | {relative} |")
+    begin, end = "<!-- results: written by drivetrain.py -->\n", "\n<!-- end of results -->"
+    with open(path) as f:
+        text = f.read()
+    a, b = text.index(begin) + len(begin), text.index(end)
+    with open(path, "w") as f:
+        f.write(text[:a] + "\n".join(rows) + text[b:])
+
+
 def main(argv):
     fmu_dir = argv[1] if len(argv) > 1 else os.path.join(HERE, "../../target/fmu")
     runs = {h: simulate(fmu_dir, h) for h in STEPS}
@@ -266,6 +291,7 @@ def main(argv):
         json.dump(results, f, indent=2, sort_keys=True)
         f.write("\n")
     plot(runs, os.path.join(HERE, "drivetrain.png"))
+    write_table(results, os.path.join(HERE, "README.md"))
     for h in STEPS:
         r = results[f"{h:g}"]
         print(f"h = {h * 1e3:6.3g} ms: sources {r['sources_work_J']:.6f} J, "

@@ -475,7 +475,8 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
         };
         assert!(
             allowed.contains(&status),
-            "{name} seed {seed}: status {status}"
+            "{name} seed {seed}: status {status}\n{}",
+            inst.log_text()
         );
         // Under valgrind everything is ~50 times slower; the bound is for native runs.
         assert!(

@@ -124,8 +124,7 @@ fn efficiency_acts_both_ways_and_is_regularized_near_zero_speed() {
             );
             assert_eq!(inst.int("power_flow"), if forward { 1 } else { -1 });
             let x = -sf * r * torque;
-            let w_out = if forward { w_f } else { sf * w_b };
-            let c = (1.0 - eta) * (4.0 * w_out / w_th).tanh();
+            let c = (1.0 - eta) * (4.0 * w_f / w_th).tanh();
             let expected = x / (1.0 - c * x.signum());
             let tau_f = inst.real("tau_F");
             assert!(
@@ -151,22 +150,24 @@ fn efficiency_acts_both_ways_and_is_regularized_near_zero_speed() {
     }
 }
 
-/// The same equations, integrated independently with classic RK4 at 1e-5 s.
+/// The same equations, integrated independently with classic RK4 at `dt`; the state every 1 ms.
 fn reference_sweep(
     t_end: f64,
     r: impl Fn(f64) -> f64,
     tau_b: f64,
     tau_f: f64,
+    k_v: f64,
+    dt: f64,
 ) -> Vec<(f64, [f64; 3])> {
     let (j_b, j_f) = (0.01, 0.02);
     let f = |t: f64, x: [f64; 3]| {
         let [w_b, w_f, phi] = x;
         let phi_dot = r(t) * w_f - w_b;
-        let tb = -K_P * phi - K_V * phi_dot;
+        let tb = -K_P * phi - k_v * phi_dot;
         let tf = -r(t) * tb;
         [(tau_b - tb) / j_b, (tau_f - tf) / j_f, phi_dot]
     };
-    let dt = 1e-5;
+    let every = (1e-3 / dt).round() as usize;
     let (mut x, mut out) = ([0.0; 3], Vec::new());
     let n = (t_end / dt).round() as usize;
     for k in 0..n {
@@ -178,7 +179,7 @@ fn reference_sweep(
         let k3 = f(t + dt / 2.0, add(x, k2, dt / 2.0));
         let k4 = f(t + dt, add(x, k3, dt));
         x = [0, 1, 2].map(|i| x[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
-        if (k + 1) % 100 == 0 {
+        if (k + 1) % every == 0 {
             out.push(((k + 1) as f64 * dt, x));
         }
     }
@@ -187,19 +188,33 @@ fn reference_sweep(
 
 #[test]
 fn ratio_sweep_agrees_with_an_independent_solution_at_1_and_10_ms() {
+    sweep(K_V, 1.0, 1e-5, 1e-4);
+}
+
+/// k_v = 1e4 overdamps the compliance: its fast root, about k_v/J_e = 1.5e6 1/s, makes the model
+/// stiff, and the FMU integrates it with BDF (see `Transmission::stiff`). The reference needs
+/// RK4 steps of 2e-7 s for stability.
+#[test]
+fn a_heavily_damped_stiff_transmission_agrees_with_an_independent_solution() {
+    sweep(1e4, 0.5, 2e-7, 1e-6);
+}
+
+/// The ratio ramps from 0.5 at 1.5 /s under constant torques; the FMU, at 1 ms and 10 ms
+/// communication steps, must stay within `bound` of each state's range from the reference.
+fn sweep(k_v: f64, t_end: f64, dt: f64, bound: f64) {
     let fmu = Fmu::load("VariableRatioTransmission");
     let ratio = |t: f64| 0.5 + 1.5 * t;
     let (tau_b, tau_f) = (0.2, -0.1);
-    let reference = reference_sweep(1.0, ratio, tau_b, tau_f);
+    let reference = reference_sweep(t_end, ratio, tau_b, tau_f, k_v, dt);
     let scale = reference.iter().fold([0.0f64; 3], |m, (_, x)| {
         [0, 1, 2].map(|i| m[i].max(x[i].abs()))
     });
     for h in [1e-3f64, 1e-2] {
-        let inst = start(&fmu, "sweep", &[("r", 0.5)], &[]);
+        let inst = start(&fmu, "sweep", &[("r", 0.5), ("k_v", k_v)], &[]);
         inst.set("tau_B_ext", tau_b);
         inst.set("tau_F_ext", tau_f);
         let r_vr = [fmu.vr("r")];
-        let steps = (1.0 / h).round() as usize;
+        let steps = (t_end / h).round() as usize;
         let mut got = Vec::new();
         for k in 0..steps {
             let t = k as f64 * h;
@@ -217,8 +232,8 @@ fn ratio_sweep_agrees_with_an_independent_solution_at_1_and_10_ms() {
             let (_, y) = reference[(t / 1e-3).round() as usize - 1];
             for i in 0..3 {
                 assert!(
-                    (x[i] - y[i]).abs() < 1e-4 * scale[i],
-                    "h = {h}, t = {t}, state {i}: {} vs {}",
+                    (x[i] - y[i]).abs() < bound * scale[i],
+                    "k_v = {k_v}, h = {h}, t = {t}, state {i}: {} vs {}",
                     x[i],
                     y[i]
                 );
@@ -268,6 +283,72 @@ fn energy_balance_with_losses() {
         balance.abs() < 1e-7 * work.abs().max(e0),
         "work {work}, imbalance {balance}"
     );
+}
+
+/// Shafts that turn against the kinematic relation (s w_B and w_F of opposite signs) while the
+/// power flows in reverse: the mesh loss must still dissipate. (It once fed up to 4 W in here.)
+#[test]
+fn losses_dissipate_while_the_shafts_turn_against_each_other() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    let inst = start(
+        &fmu,
+        "against",
+        &[
+            ("r", 1.0),
+            ("eta", 0.85),
+            ("w_th", 0.5),
+            ("w_B_start", 2.0),
+            ("w_F_start", -1.0),
+        ],
+        &[("losses", 1)],
+    );
+    let h = 1e-4;
+    let mut flows = std::collections::BTreeSet::new();
+    let mut against = 0;
+    for k in 0..200 {
+        assert_eq!(inst.do_step(k as f64 * h, h), OK, "{}", inst.log_text());
+        let (w_b, w_f) = (inst.real("w_B"), inst.real("w_F"));
+        flows.insert(inst.int("power_flow"));
+        if w_b * w_f < 0.0 && inst.int("power_flow") < 0 {
+            against += 1;
+        }
+        let p = inst.real("power_loss");
+        assert!(p >= 0.0, "t = {}: power_loss {p}", (k + 1) as f64 * h);
+    }
+    assert!(
+        against > 0,
+        "the run must pass through reverse flow with opposite speeds"
+    );
+    assert_eq!(flows.len(), 2);
+}
+
+/// At rest with a preloaded spring the power-flow indicator tau_B (w_B + s r w_F) is exactly 0:
+/// a touch, then real crossings as the shafts start to turn. (diffsol's root finder once kept a
+/// stale time after such a touch and panicked a few steps later.)
+#[test]
+fn starting_at_rest_with_a_preloaded_spring() {
+    let fmu = Fmu::load("VariableRatioTransmission");
+    for tol in [1e-6, 1e-8, 1e-12] {
+        let inst = fmu.instantiate("preload");
+        assert_eq!(inst.setup_experiment(Some(tol), 0.0, None), OK);
+        assert_eq!(inst.set("tau_B_start", -1.53), OK);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        assert_eq!(inst.exit_initialization_mode(), OK);
+        assert_eq!(inst.set("tau_F_ext", -1.0), OK);
+        let h = 1e-3;
+        for k in 0..100 {
+            assert_eq!(
+                inst.do_step(k as f64 * h, h),
+                OK,
+                "tol {tol}: {}",
+                inst.log_text()
+            );
+        }
+        // With r = 1 and s = 1 the spring's torques cancel in J_B w_B + J_F w_F, which grows
+        // with the external torques only (a linear invariant, kept exactly by Runge-Kutta).
+        let momentum = 0.01 * inst.real("w_B") + 0.02 * inst.real("w_F");
+        assert!((momentum + 0.1).abs() < 1e-9, "tol {tol}: {momentum}");
+    }
 }
 
 #[test]

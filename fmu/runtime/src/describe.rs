@@ -281,11 +281,8 @@ Default experiment: {start} s to {stop} s with a {step} s communication step.</p
 </html>
 "#,
         name = M::NAME,
-        solver = if M::STIFF {
-            "BDF (implicit, variable order: the model is stiff)"
-        } else {
-            "Tsit45 (explicit Runge-Kutta 5(4))"
-        },
+        solver = "Tsit45 (explicit Runge-Kutta 5(4)), or BDF (implicit, variable order) while \
+                  the parameters make the model stiff",
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,

@@ -78,12 +78,16 @@ pub trait Model: Default + Clone + Send + 'static {
     const STATES: usize;
     /// Number of event indicators; the runtime locates their zero crossings inside a step.
     const EVENT_INDICATORS: usize = 0;
-    /// Stiff models are integrated with diffsol's BDF (variable order, Newton with a
-    /// finite-difference Jacobian) instead of the explicit Tsit45.
-    const STIFF: bool = false;
 
     /// The variable table; the value reference of a variable is its position in it.
     fn variables() -> Vec<Var<Self>>;
+
+    /// Whether the equations are stiff with the current parameters and inputs. The runtime then
+    /// integrates with diffsol's BDF (variable order, Newton with a finite-difference Jacobian)
+    /// instead of the explicit Tsit45. Asked at the start of every integration segment.
+    fn stiff(&self) -> bool {
+        false
+    }
 
     /// Checks the parameters and sets the states from their start values.
     /// Called by `fmi2ExitInitializationMode`.

@@ -11,6 +11,10 @@ use fmu_runtime::{Invalid, Var};
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
 
+/// Decay rate (1/s) above which BDF beats the explicit Tsit45: Tsit45 would need steps below
+/// 3.3/rate = 33 µs for stability alone.
+pub const STIFF_RATE: f64 = 1e5;
+
 pub const NO_LOSSES: i32 = 0;
 pub const CONSTANT_EFFICIENCY: i32 = 1;
 
@@ -53,7 +57,7 @@ pub struct Torques {
     pub tau_b: f64,
     /// Torque the follower applies to the transmission, viscous bearing loss included.
     pub tau_f: f64,
-    /// Coulomb mesh loss (referred to the follower), tau_Coul tanh(4 w_out / w_th).
+    /// Coulomb mesh loss (referred to the follower), tau_Coul tanh(4 w_F / w_th).
     pub tau_loss: f64,
     /// Everything dissipated: damping, mesh and bearings.
     pub power_loss: f64,
@@ -66,25 +70,51 @@ impl Transmission {
         f64::from(self.direction)
     }
 
+    /// Whether the transmission between inertias `j_b` and `j_f` is stiff at ratio `r` and the
+    /// follower torque `tau_f`: whether some rate of decay exceeds [`STIFF_RATE`]. The rates are
+    /// the fast root of the overdamped compliance mode (an underdamped one is an oscillation
+    /// that any integrator must follow), the bearings' `mu/J`, and the loss regularization
+    /// below `w_th`, `|tau_F| (1 - eta) (4/w_th) / J_F`.
+    pub fn stiff(&self, j_b: f64, j_f: f64, r: f64, tau_f: f64) -> bool {
+        let j_e = 1.0 / (1.0 / j_b + r * r / j_f);
+        let a = self.k_v / (2.0 * j_e);
+        let w2 = self.k_p / j_e;
+        let compliance = if a * a > w2 {
+            a + (a * a - w2).sqrt()
+        } else {
+            0.0
+        };
+        let loss = if self.losses == CONSTANT_EFFICIENCY {
+            tau_f.abs() * (1.0 - self.eta) * 4.0 / self.w_th / j_f
+        } else {
+            0.0
+        };
+        let fastest = compliance
+            .max(self.mu_b / j_b)
+            .max(self.mu_f / j_f)
+            .max(loss);
+        fastest > STIFF_RATE
+    }
+
     /// The compliance angle at which the spring holds `tau_b_start` at rest.
     pub fn phi_start(&self, tau_b_start: f64) -> f64 {
         -tau_b_start / self.k_p
     }
 
-    /// `forward`: the power-flow mode (chooses w_out). Equations:
-    /// `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
-    /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_out/w_th)` with
+    /// Equations: `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
+    /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_f/w_th)` with
     /// `tau_Coul = |tau_F| (1 - eta)`. With `x = -s r tau_B` the last two give
-    /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_out/w_th)`, with no iteration.
-    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64, forward: bool) -> Torques {
+    /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_f/w_th)`, with no iteration.
+    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64) -> Torques {
         let s = self.s();
         let phi_dot = s * r * w_f - w_b;
         let tau_spring = -self.k_p * phi - self.k_v * phi_dot;
         let x = -s * r * tau_spring;
         let (tau_mesh, tau_loss) = if self.losses == CONSTANT_EFFICIENCY {
-            // Reverse flow: the base is the output; s w_b turns the way w_f does.
-            let w_out = if forward { w_f } else { s * w_b };
-            let c = (1.0 - self.eta) * (4.0 * w_out / self.w_th).tanh();
+            // The follower speed in both flows: tau_loss works against w_f, so c w_f >= 0 keeps
+            // tau_loss w_f = |x| c w_f / (1 - c sign x) >= 0. (The base speed in reverse flow
+            // dissipated negatively while s w_b and w_f had opposite signs.)
+            let c = (1.0 - self.eta) * (4.0 * w_f / self.w_th).tanh();
             let tau_f = x / (1.0 - c * x.signum());
             (tau_f, tau_f - x)
         } else {
@@ -236,15 +266,13 @@ mod tests {
                 (-3e-4, -2.0, 1.5, 0.7),
                 (2e-5, 0.1, -0.3, 1.3),
             ] {
-                for forward in [true, false] {
-                    let q = t.torques(phi, w_b, w_f, r, forward);
-                    let p_in = q.tau_b * w_b + q.tau_f * w_f;
-                    let stored = t.k_p * phi * q.phi_dot;
-                    assert!(
-                        (p_in - stored - q.power_loss).abs() < 1e-9 * (1.0 + p_in.abs()),
-                        "s {s} {forward}"
-                    );
-                }
+                let q = t.torques(phi, w_b, w_f, r);
+                let p_in = q.tau_b * w_b + q.tau_f * w_f;
+                let stored = t.k_p * phi * q.phi_dot;
+                assert!(
+                    (p_in - stored - q.power_loss).abs() < 1e-9 * (1.0 + p_in.abs()),
+                    "s {s}"
+                );
             }
         }
     }
@@ -258,14 +286,61 @@ mod tests {
             ..Default::default()
         };
         let (phi, w_b, w_f, r) = (2e-4, 5.0, -2.4, 2.0);
-        for forward in [true, false] {
-            let q = t.torques(phi, w_b, w_f, r, forward);
-            let tau_spring = -t.k_p * phi - t.k_v * q.phi_dot;
-            // s r tau_B + tau_F - tau_loss = 0 (mesh torques, without the bearings)
-            assert!((t.s() * r * tau_spring + q.tau_f - q.tau_loss).abs() < 1e-12);
-            let w_out = if forward { w_f } else { t.s() * w_b };
-            let expected = q.tau_f.abs() * (1.0 - t.eta) * (4.0 * w_out / t.w_th).tanh();
-            assert!((q.tau_loss - expected).abs() < 1e-12);
+        let q = t.torques(phi, w_b, w_f, r);
+        let tau_spring = -t.k_p * phi - t.k_v * q.phi_dot;
+        // s r tau_B + tau_F - tau_loss = 0 (mesh torques, without the bearings)
+        assert!((t.s() * r * tau_spring + q.tau_f - q.tau_loss).abs() < 1e-12);
+        let expected = q.tau_f.abs() * (1.0 - t.eta) * (4.0 * w_f / t.w_th).tanh();
+        assert!((q.tau_loss - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stiffness_is_the_fastest_decay_rate() {
+        let t = Transmission::default();
+        let (j_b, j_f) = (0.01, 0.02);
+        // The defaults: a 338 Hz oscillation, damping ratio 0.0018. Not stiff.
+        assert!(!t.stiff(j_b, j_f, 1.0, 10.0));
+        // k_v = 1e4: overdamped, fast root ~ k_v/J_e = 1.5e6 1/s.
+        assert!(Transmission { k_v: 1e4, ..t }.stiff(j_b, j_f, 1.0, 0.0));
+        // k_v = 100: fast root ~ 1.5e4 1/s, explicit is fine.
+        assert!(!Transmission { k_v: 100.0, ..t }.stiff(j_b, j_f, 1.0, 0.0));
+        // Heavy bearings, or a sharp loss regularization under a large torque.
+        assert!(Transmission { mu_b: 2e3, ..t }.stiff(j_b, j_f, 1.0, 0.0));
+        let sharp = Transmission {
+            losses: CONSTANT_EFFICIENCY,
+            w_th: 1e-3,
+            ..t
+        };
+        assert!(sharp.stiff(j_b, j_f, 1.0, 100.0));
+        assert!(!sharp.stiff(j_b, j_f, 1.0, 1e-3));
+    }
+
+    #[test]
+    fn losses_never_feed_energy_in() {
+        // Every sign combination of torque and speeds, both directions, around and far above
+        // w_th: in particular s w_b and w_f of opposite signs during a transient, where the
+        // power flows in reverse.
+        let t = Transmission {
+            losses: CONSTANT_EFFICIENCY,
+            eta: 0.85,
+            w_th: 0.5,
+            ..Default::default()
+        };
+        let values = [-30.0, -1.0, -0.2, -1e-3, 0.0, 1e-3, 0.2, 1.0, 30.0];
+        for s in [1, -1] {
+            let t = Transmission { direction: s, ..t };
+            for &phi in &[-1e-3, -1e-5, 0.0, 1e-5, 1e-3] {
+                for &w_b in &values {
+                    for &w_f in &values {
+                        for r in [0.5, 1.0, 2.0] {
+                            let q = t.torques(phi, w_b, w_f, r);
+                            let mesh = q.tau_loss * w_f;
+                            assert!(mesh >= 0.0, "s {s} phi {phi} w_b {w_b} w_f {w_f}: {mesh}");
+                            assert!(q.power_loss >= 0.0);
+                        }
+                    }
+                }
+            }
         }
     }
 }

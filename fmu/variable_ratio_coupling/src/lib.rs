@@ -45,8 +45,7 @@ impl Default for VariableRatioCoupling {
 
 impl VariableRatioCoupling {
     fn torques(&self) -> variable_ratio::Torques {
-        self.params
-            .torques(self.phi, self.w_b, self.w_f, self.r, self.power_flow > 0)
+        self.params.torques(self.phi, self.w_b, self.w_f, self.r)
     }
 }
 
@@ -60,7 +59,6 @@ impl Model for VariableRatioCoupling {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
-    const STIFF: bool = true;
 
     fn variables() -> Vec<Var<Self>> {
         let mut vars: Vec<Var<Self>> = transmission_parameters!();
