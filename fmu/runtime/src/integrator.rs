@@ -391,72 +391,39 @@ mod tests {
     }
 }
 #[cfg(test)]
-mod touch_tests {
+mod scalar_tests {
     use super::*;
     use crate::model::Experiment;
     use crate::variables::Var;
-    /// x' = 1 with an indicator that is identically zero: diffsol reports a root at every step.
-    #[derive(Default, Clone)]
-    struct Still {
+
+    /// A one-state test model: x' = f(t, x) with one indicator z(t, x), reporting `stiff`;
+    /// `calls` counts right-hand-side evaluations.
+    #[derive(Clone)]
+    struct Scalar {
         x: f64,
+        f: fn(f64, f64) -> f64,
+        z: fn(f64, f64) -> f64,
+        stiff: bool,
+        calls: std::cell::Cell<usize>,
     }
-    impl Model for Still {
-        const NAME: &'static str = "Still";
+    impl Default for Scalar {
+        fn default() -> Self {
+            Scalar {
+                x: 0.0,
+                f: |_, _| 1.0,
+                z: |_, _| 1.0,
+                stiff: false,
+                calls: Default::default(),
+            }
+        }
+    }
+    impl Model for Scalar {
+        const NAME: &'static str = "Scalar";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
         const STATES: usize = 1;
         const EVENT_INDICATORS: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
-        fn initialize(&mut self) -> Result<(), Invalid> {
-            Ok(())
-        }
-        fn get_states(&self, x: &mut [f64]) {
-            x[0] = self.x;
-        }
-        fn set_states(&mut self, x: &[f64]) {
-            self.x = x[0];
-        }
-        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-            dx[0] = 1.0;
-        }
-        fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-            z[0] = 0.0;
-        }
-        fn update_outputs(&mut self, _t: f64) {}
-    }
-    #[test]
-    fn an_indicator_resting_at_zero_is_no_event_and_the_step_ends_on_time() {
-        let mut m = Still::default();
-        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
-        assert_eq!(stats.state_events, 0);
-        assert!((m.x - 1.0).abs() < 1e-12, "x = {}", m.x);
-    }
-}
-
-#[cfg(test)]
-mod stiff_tests {
-    use super::*;
-    use crate::model::Experiment;
-    use crate::variables::Var;
-
-    /// x' = -k (x - cos t), k = 1e5: the explicit solver would need steps below 3e-5 s.
-    /// `stiff` is what the model reports; `calls` counts right-hand-side evaluations.
-    #[derive(Default, Clone)]
-    struct Relax {
-        x: f64,
-        stiff: bool,
-        calls: std::cell::Cell<usize>,
-    }
-    const K: f64 = 1e5;
-    impl Model for Relax {
-        const NAME: &'static str = "Relax";
-        const DESCRIPTION: &'static str = "";
-        const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-        const STATES: usize = 1;
         fn stiff(&self) -> bool {
             self.stiff
         }
@@ -474,15 +441,46 @@ mod stiff_tests {
         }
         fn derivatives(&self, t: f64, dx: &mut [f64]) {
             self.calls.set(self.calls.get() + 1);
-            dx[0] = -K * (self.x - t.cos());
+            dx[0] = (self.f)(t, self.x);
+        }
+        fn event_indicators(&self, t: f64, z: &mut [f64]) {
+            z[0] = (self.z)(t, self.x);
         }
         fn update_outputs(&mut self, _t: f64) {}
     }
 
-    /// Integrates one 1 s step; returns the number of right-hand-side evaluations.
+    /// An indicator identically zero: diffsol reports a root at every step, none changes a mode.
+    #[test]
+    fn an_indicator_resting_at_zero_is_no_event_and_the_step_ends_on_time() {
+        let mut m = Scalar {
+            z: |_, _| 0.0,
+            ..Default::default()
+        };
+        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        assert_eq!(stats.state_events, 0);
+        assert!((m.x - 1.0).abs() < 1e-12, "x = {}", m.x);
+    }
+
+    /// Derivatives that turn NaN (as absurd inputs make them) before an indicator crosses.
+    #[test]
+    fn non_finite_derivatives_are_an_error_not_a_panic() {
+        let mut m = Scalar {
+            f: |t, _| if t > 0.5 { f64::NAN } else { 1.0 },
+            z: |_, x| x - 0.9,
+            ..Default::default()
+        };
+        let r = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {});
+        assert!(r.is_err(), "{:?}", r.map(|_| ()));
+    }
+
+    const K: f64 = 1e5;
+
+    /// x' = -k (x - cos t), k = 1e5, over one 1 s step: the explicit solver needs steps below
+    /// 3e-5 s. Returns the number of right-hand-side evaluations.
     fn relax(stiff: bool) -> usize {
-        let mut m = Relax {
+        let mut m = Scalar {
             x: 1.0,
+            f: |t, x| -K * (x - t.cos()),
             stiff,
             ..Default::default()
         };
@@ -495,46 +493,6 @@ mod stiff_tests {
             m.x
         );
         m.calls.get()
-    }
-
-    /// Derivatives that turn NaN (as absurd inputs make them) before an indicator crosses.
-    #[derive(Default, Clone)]
-    struct Overflow {
-        x: f64,
-    }
-    impl Model for Overflow {
-        const NAME: &'static str = "Overflow";
-        const DESCRIPTION: &'static str = "";
-        const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-        const STATES: usize = 1;
-        const EVENT_INDICATORS: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
-        fn initialize(&mut self) -> Result<(), Invalid> {
-            Ok(())
-        }
-        fn get_states(&self, x: &mut [f64]) {
-            x[0] = self.x;
-        }
-        fn set_states(&mut self, x: &[f64]) {
-            self.x = x[0];
-        }
-        fn derivatives(&self, t: f64, dx: &mut [f64]) {
-            dx[0] = if t > 0.5 { f64::NAN } else { 1.0 };
-        }
-        fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-            z[0] = self.x - 0.9;
-        }
-        fn update_outputs(&mut self, _t: f64) {}
-    }
-
-    #[test]
-    fn non_finite_derivatives_are_an_error_not_a_panic() {
-        let mut m = Overflow::default();
-        let r = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {});
-        assert!(r.is_err(), "{:?}", r.map(|_| ()));
     }
 
     #[test]
