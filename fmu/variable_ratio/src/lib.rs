@@ -226,16 +226,17 @@ macro_rules! transmission_parameters {
     }};
 }
 
-/// The power-flow mode after an event: the sign of the indicator; at exactly zero the flow has
-/// not turned yet and keeps its mode.
-pub fn power_flow_mode(flow: f64, current: i32) -> i32 {
-    if flow > 0.0 {
+/// Sets the power-flow mode after an event to the sign of the indicator `flow` (at exactly zero
+/// the flow has not turned yet and keeps its mode); returns whether it changed.
+pub fn update_power_flow(mode: &mut i32, flow: f64) -> bool {
+    let new = if flow > 0.0 {
         1
     } else if flow < 0.0 {
         -1
     } else {
-        current
-    }
+        *mode
+    };
+    std::mem::replace(mode, new) != new
 }
 
 /// The variable for the ratio input.

@@ -3,7 +3,7 @@
 
 use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
 use variable_ratio::{
-    check_ratio, power_flow_mode, ratio_input, transmission_parameters, Transmission,
+    check_ratio, ratio_input, transmission_parameters, update_power_flow, Transmission,
 };
 
 #[derive(Debug, Clone)]
@@ -135,10 +135,8 @@ impl Model for VariableRatioCoupling {
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
-        let mode = power_flow_mode(self.torques().flow, self.power_flow);
-        let changed = mode != self.power_flow;
-        self.power_flow = mode;
-        Ok(changed)
+        let flow = self.torques().flow;
+        Ok(update_power_flow(&mut self.power_flow, flow))
     }
 
     fn update_outputs(&mut self, _t: f64) {
