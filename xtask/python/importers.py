@@ -15,6 +15,8 @@ import numpy as np
 from fmpy import simulate_fmu
 from fmpy.util import read_csv
 
+import platforms
+
 
 class Scenario:
     """A Cross-Check set: <Model>_in.csv (optional), <Model>_ref.csv, <Model>_ref.opt."""
@@ -161,6 +163,8 @@ IMPORTERS = {
     "fmi-sim": fmi_sim,
     "libcosim": libcosim,
     "fmucontainer+FMPy": container,
+    "C linux64": platforms.linux64,
+    "C win64 (Wine)": platforms.win64,
 }
 
 

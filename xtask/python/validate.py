@@ -5,10 +5,15 @@ For each target/fmu/<Model>.fmu:
   1. `fmpy validate` (FMPy's schema and semantic checks) must report no problem;
   2. `fmutool -input <fmu> -check` (fmu-manipulation-toolbox) must pass;
   3. every variable is in the README's variable table;
-  4. every importer in importers.py (FMPy, fmi-sim, OSP libcosim, an fmucontainer wrapper run
-     by FMPy) simulates it with reference-fmus/<Model>/<Model>_in.csv and the settings of
+  4. both binaries are there: binaries/linux64 needs no glibc newer than 2.17, binaries/win64
+     imports Windows system DLLs only (platforms.py);
+  5. every importer in importers.py (FMPy, fmi-sim, OSP libcosim, an fmucontainer wrapper run
+     by FMPy, the C harness tests/c/fmu_run.c on linux64 and on win64 under Wine) simulates it with reference-fmus/<Model>/<Model>_in.csv and the settings of
      <Model>_ref.opt, and every output of <Model>_ref.csv must match:
-     |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run).
+     |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run);
+  6. the win64 run is bit-identical to the linux64 run, a state serialized on either platform
+     continues on the other bit for bit, and the C harness's abuse
+     calls return a status on both platforms.
 
 The 1e-6 relative bound is far tighter than the FMI Cross-Check's 10 % band: the references
 are closed-form solutions of the same equations, so only integration error may remain.
@@ -17,10 +22,14 @@ import os
 import subprocess
 import sys
 
+import shutil
+import tempfile
+
 import numpy as np
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
+import platforms
 from importers import IMPORTERS, Scenario, simulate
 
 REL, ABS = 1e-6, 1e-9
@@ -68,7 +77,32 @@ ABUSE_CASES = [
 ]
 
 
-def write_report(path, rows):
+def platform_lines(platform_rows):
+    lines = [
+        "## Platforms",
+        "",
+        "Every `.fmu` carries `binaries/linux64` and `binaries/win64`. The C harness",
+        "`tests/c/fmu_run.c`, compiled with gcc (dlopen) and with mingw-w64 (LoadLibrary, run under",
+        "Wine), runs every scenario on both (columns `C linux64` and `C win64 (Wine)` above, with a",
+        "rollback to the middle of the run and an `fmi2Reset` that must both repeat it bit for bit).",
+        "Below: the newest glibc symbol version the `.so` needs, what the `.dll` imports, the",
+        "largest difference between the Windows and the Linux run relative to the signal's range",
+        "(serialized states carried from each platform to the other included), and the harness's",
+        "abuse calls (wrong GUID, NULL instance and arrays, calls out of order, NaN input, truncated,",
+        "corrupted and garbage states) on both platforms.",
+        "",
+        "| FMU | glibc floor | DLL imports | win64 vs linux64 | states across platforms | abuse (linux64, win64) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, floor, imports, worst, identical, states_ok, abuse_ok in platform_rows:
+        floor_text = "n/a" if floor is None else f"GLIBC_{floor[0]}.{floor[1]}"
+        diff = "bit-identical" if identical else f"{worst:.1e}"
+        lines.append(f"| {model} | {floor_text} | {', '.join(imports) or 'n/a'} | {diff} | "
+                     f"{'ok' if states_ok else '**FAILED**'} | {'ok' if abuse_ok else '**FAILED**'} |")
+    return lines + [""]
+
+
+def write_report(path, rows, platform_rows):
     """docs/validation.md: what ran each FMU and how close it came; no timestamps, so the file
     only changes when the results do."""
     names = list(IMPORTERS)
@@ -94,7 +128,8 @@ def write_report(path, rows):
             cells.append("n/a" if dev is None else f"{dev:.1e}")
         status = "" if ok else " **FAILED**"
         lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
-    lines += ["", "Every FMU also goes through the C-ABI abuse suite (`tests/tests/abuse.rs`):", ""]
+    lines += [""] + platform_lines(platform_rows)
+    lines += ["Every FMU also goes through the C-ABI abuse suite (`tests/tests/abuse.rs`):", ""]
     lines += [f"- {c}" for c in ABUSE_CASES]
     lines += [""]
     with open(path, "w") as f:
@@ -114,7 +149,7 @@ def scenarios_of(ref_root, model):
 
 def main(fmu_dir, ref_root):
     fmus = sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu"))
-    report = []
+    report, platform_report = [], []
     if not fmus:
         print(f"no FMUs in {fmu_dir}: run `cargo xtask package`")
         return 1
@@ -133,6 +168,10 @@ def main(fmu_dir, ref_root):
         scenarios = scenarios_of(ref_root, model)
         if not scenarios:
             problems.append(f"no reference result in {os.path.join(ref_root, model)}")
+        work = tempfile.mkdtemp(prefix="validate-")
+        binary_problems, floor, imports = platforms.inspect_binaries(fmu, work)
+        problems += binary_problems
+        across, identical, states_ok = 0.0, True, True
         worst = {}
         for directory in scenarios:
             sc = Scenario(directory, model)
@@ -144,6 +183,23 @@ def main(fmu_dir, ref_root):
                     sim_problems, dev = [f"did not run: {e}"], float("nan")
                 worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
                 problems += [f"{imp} on {where}: {p}" for p in sim_problems]
+            try:
+                with tempfile.TemporaryDirectory() as scratch:
+                    cross, dev, same = platforms.compare_platforms(fmu, sc, scratch)
+            except Exception as e:
+                cross, dev, same = [f"did not run: {e}"], float("inf"), False
+            problems += [f"platforms on {where}: {p}" for p in cross]
+            across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
+        abuse_problems = []
+        if scenarios:
+            for platform in ("linux64", "win64"):
+                with tempfile.TemporaryDirectory() as scratch:
+                    try:
+                        abuse_problems += platforms.abuse(fmu, Scenario(scenarios[0], model), scratch, platform)
+                    except Exception as e:
+                        abuse_problems.append(f"abuse on {platform} did not run: {e}")
+        problems += abuse_problems
+        shutil.rmtree(work, ignore_errors=True)
         # Array elements such as lossTable[1,2] are documented once, as `lossTable[i,j]`.
         missing = sorted({v.name.split("[")[0] for v in md.modelVariables
                           if f"`{v.name.split('[')[0]}" not in readme})
@@ -157,7 +213,10 @@ def main(fmu_dir, ref_root):
             print(f"  {p}")
         failed += bool(problems)
         report.append((model, len(scenarios), worst, not problems))
-    write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), report)
+        platform_report.append((model, floor, imports, across, identical, states_ok,
+                                not abuse_problems))
+    write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), report,
+                 platform_report)
     print(f"validate: {len(fmus) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -13,8 +13,8 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-pub fn bench() -> Result<(), String> {
-    let fmus = crate::package::package()?;
+pub fn bench(platforms: crate::Platforms) -> Result<(), String> {
+    let fmus = crate::package::package(platforms)?;
     println!(
         "| FMU | ns per fmi2DoStep (h = 1 ms) | ns per SetReal+GetReal round | real-time factor |"
     );

@@ -2,6 +2,9 @@
 
 mod bench;
 mod package;
+mod platforms;
+
+use package::Platforms;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -9,14 +12,19 @@ use std::process::{Command, ExitCode};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  package    build release binaries and write target/fmu/<Model>.fmu
-  validate   fmpy validate + fmutool -check every FMU, simulate it with FMPy on its
-             reference-fmus inputs and compare with the reference result
+  package [--host-only]
+             build release binaries and write target/fmu/<Model>.fmu, with linux64 (glibc
+             2.17 floor) and win64 binaries; --host-only: the native linux64 binary only
+  validate   fmpy validate + fmutool -check every FMU, check its binaries (glibc floor, DLL
+             imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
+             the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
+             compare with the reference; Windows against Linux, states across platforms
   test       the whole suite: package, cargo test, fuzz, memcheck, validate, example
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
   example    the drivetrain example (examples/drivetrain): runs it, redraws the plot, checks it
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
-  bench      ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
+  bench [--host-only]
+             ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions";
 
 /// Python tools the suite needs, pinned so CI runs what was validated.
@@ -25,6 +33,9 @@ const PYTHON_PACKAGES: &[&str] = &[
     "fmu-manipulation-toolbox==2.0",
     "libcosimpy==0.0.6",
     "matplotlib==3.10.9",
+    // The linux64 build: zig links against glibc 2.17.
+    "ziglang==0.17.1",
+    "cargo-zigbuild==0.24.0",
 ];
 
 /// The Rust importer, installed into target/tools (it needs libclang for its FMI bindings).
@@ -33,10 +44,10 @@ const FMI_SIM_VERSION: &str = "0.7.0";
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("package") => package::package().map(|_| ()),
+        Some("package") => package::package(platforms_flag(&args)).map(|_| ()),
         Some("validate") => validate(),
         Some("test") => test(),
-        Some("bench") => bench::bench(),
+        Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => example(),
         Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
         Some("memcheck") => memcheck(),
@@ -49,6 +60,14 @@ fn main() -> ExitCode {
             eprintln!("xtask: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn platforms_flag(args: &[String]) -> Platforms {
+    if args.iter().any(|a| a == "--host-only") {
+        Platforms::HostOnly
+    } else {
+        Platforms::All
     }
 }
 
@@ -70,7 +89,7 @@ pub fn run(cmd: &mut Command) -> Result<(), String> {
 }
 
 /// `.venv` with FMPy and fmu-manipulation-toolbox; created on first use.
-fn venv() -> Result<PathBuf, String> {
+pub fn venv() -> Result<PathBuf, String> {
     let venv = root().join(".venv");
     let python = venv.join("bin/python");
     let stamp = venv.join(".installed");
@@ -138,12 +157,15 @@ fn fmi_sim() -> Result<PathBuf, String> {
 fn validate() -> Result<(), String> {
     let python = venv()?;
     let fmi_sim = fmi_sim()?;
+    let harness = platforms::harness()?;
     let root = root();
     run(Command::new(python)
         .arg(root.join("xtask/python/validate.py"))
         .arg(root.join("target/fmu"))
         .arg(root.join("reference-fmus"))
         .env("FMI_SIM", fmi_sim)
+        .env("FMU_RUN_DIR", harness)
+        .env("WINE", platforms::WINE)
         .env("PATH", path_with(&root.join(".venv/bin"))))
 }
 
@@ -176,7 +198,7 @@ fn references() -> Result<(), String> {
     run(Command::new(python).arg(root.join("reference-fmus/generate.py")))
 }
 
-fn path_with(dir: &Path) -> String {
+pub fn path_with(dir: &Path) -> String {
     format!(
         "{}:{}",
         dir.display(),
@@ -204,7 +226,7 @@ fn memcheck() -> Result<(), String> {
 
 fn test() -> Result<(), String> {
     venv()?;
-    package::package()?;
+    package::package(Platforms::All)?;
     run(Command::new(env!("CARGO"))
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;

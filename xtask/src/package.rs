@@ -3,7 +3,7 @@
 //! modelDescription.xml and documentation/index.html are produced by the built binary itself
 //! (its `drivetrain_fmu_describe` export), from the same variable table that serves get/set.
 
-use crate::{root, run};
+use crate::{platforms, root, run};
 use model_description::ModelDescription;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::io::Write;
@@ -109,41 +109,69 @@ fn write_fmu(path: &Path, files: &[(&str, &[u8])]) -> Result<(), String> {
     Ok(())
 }
 
+/// Which binaries a package carries.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Platforms {
+    /// linux64 (glibc 2.17 floor) and win64: what users get.
+    All,
+    /// Only the native linux64 binary, built with the plain toolchain: quick local iteration.
+    HostOnly,
+}
+
 /// Builds every component and writes its `.fmu`; returns their paths.
-pub fn package() -> Result<Vec<PathBuf>, String> {
+pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
     let root = root();
     let components = components()?;
-    let mut build = Command::new(env!("CARGO"));
-    build.args(["build", "--release"]).current_dir(&root);
-    for c in &components {
-        build.args(["-p", &c.crate_name]);
-    }
-    run(&mut build)?;
+    let crates: Vec<&str> = components.iter().map(|c| c.crate_name.as_str()).collect();
+    let (linux_dir, windows_dir) = match platforms {
+        Platforms::HostOnly => {
+            let mut build = Command::new(env!("CARGO"));
+            build.args(["build", "--release"]).current_dir(&root);
+            for c in &crates {
+                build.args(["-p", c]);
+            }
+            run(&mut build)?;
+            (root.join("target/release"), None)
+        }
+        Platforms::All => {
+            let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();
+            let linux = platforms::build_linux(&crates, &venv_bin)?;
+            (linux, Some(platforms::build_windows(&crates)?))
+        }
+    };
 
     let out_dir = root.join("target/fmu");
     std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
     let stamp = timestamp();
     let mut written = Vec::new();
     for c in &components {
-        let so = root.join(format!(
-            "target/release/lib{}.so",
-            c.crate_name.replace('-', "_")
-        ));
+        let lib = c.crate_name.replace('-', "_");
+        let so = linux_dir.join(format!("lib{lib}.so"));
         let xml = describe(&so, 0, &stamp)?;
         let doc = describe(&so, 1, &stamp)?;
         // Read it back: what we ship must parse with our own reader.
         let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
         let id = &md.co_simulation.model_identifier;
-        let binary = std::fs::read(&so).map_err(|e| format!("{}: {e}", so.display()))?;
+        let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+        let linux = read(&so)?;
+        let windows = match &windows_dir {
+            Some(dir) => Some(read(&dir.join(format!("{lib}.dll")))?),
+            None => None,
+        };
+        let (so_name, dll_name) = (
+            format!("binaries/linux64/{id}.so"),
+            format!("binaries/win64/{id}.dll"),
+        );
+        let mut files: Vec<(&str, &[u8])> = vec![
+            ("modelDescription.xml", xml.as_bytes()),
+            (&so_name, &linux),
+            ("documentation/index.html", doc.as_bytes()),
+        ];
+        if let Some(dll) = &windows {
+            files.push((&dll_name, dll));
+        }
         let path = out_dir.join(format!("{id}.fmu"));
-        write_fmu(
-            &path,
-            &[
-                ("modelDescription.xml", xml.as_bytes()),
-                (&format!("binaries/linux64/{id}.so"), &binary),
-                ("documentation/index.html", doc.as_bytes()),
-            ],
-        )?;
+        write_fmu(&path, &files)?;
         eprintln!("xtask: wrote {}", path.display());
         written.push(path);
     }

@@ -2,30 +2,33 @@
 //!
 //! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
 
+use fmu_runtime::math::{cos, sin};
 use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
 
 /// Piston position from the crank axis, and its first two derivatives with respect to phi.
 pub mod geometry {
+    use fmu_runtime::math::{cos, sin_cos};
+
     /// `s = a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)`.
     pub fn s(a: f64, l: f64, phi: f64) -> f64 {
-        a * phi.cos() + root(a, l, phi)
+        a * cos(phi) + root(a, l, phi)
     }
 
     /// `R = sqrt(l^2 - a^2 sin^2 phi)`, positive for l > a.
     fn root(a: f64, l: f64, phi: f64) -> f64 {
-        let (sn, _) = phi.sin_cos();
+        let (sn, _) = sin_cos(phi);
         (l * l - a * a * sn * sn).sqrt()
     }
 
     /// `ds/dphi = -a sin(phi) - a^2 sin(phi) cos(phi) / R`.
     pub fn ds_dphi(a: f64, l: f64, phi: f64) -> f64 {
-        let (sn, cs) = phi.sin_cos();
+        let (sn, cs) = sin_cos(phi);
         -a * sn - a * a * sn * cs / root(a, l, phi)
     }
 
     /// `d2s/dphi2 = -a cos(phi) - a^2 cos(2 phi) / R - a^4 sin^2(phi) cos^2(phi) / R^3`.
     pub fn d2s_dphi2(a: f64, l: f64, phi: f64) -> f64 {
-        let (sn, cs) = phi.sin_cos();
+        let (sn, cs) = sin_cos(phi);
         let r = root(a, l, phi);
         -a * cs - a * a * (cs * cs - sn * sn) / r - a.powi(4) * sn * sn * cs * cs / r.powi(3)
     }
@@ -53,7 +56,7 @@ pub mod geometry {
             // piston is sqrt(l^2 - a^2) from the crank axis; the seed says a + l - sqrt(...).
             let (a, l) = (0.05f64, 0.16f64);
             let phi = std::f64::consts::FRAC_PI_2;
-            let seed = a + l - (l * l - a * a).sqrt() + a * phi.cos();
+            let seed = a + l - (l * l - a * a).sqrt() + a * cos(phi);
             assert!((s(a, l, phi) - (l * l - a * a).sqrt()).abs() < 1e-15);
             assert!((seed - s(a, l, phi)).abs() > 0.05);
             // At the dead centres the position is l + a and l - a.
@@ -126,7 +129,7 @@ impl CrankSlider {
     }
 
     fn side_of(&self) -> i32 {
-        let s = self.phi.sin();
+        let s = sin(self.phi);
         if s > 0.0 {
             1
         } else if s < 0.0 {
@@ -277,7 +280,7 @@ impl Model for CrankSlider {
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does.
     fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-        z[0] = self.phi.sin();
+        z[0] = sin(self.phi);
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
@@ -286,7 +289,7 @@ impl Model for CrankSlider {
         let heading = if now != 0 {
             now
         } else {
-            let rate = self.phi.cos() * self.w;
+            let rate = cos(self.phi) * self.w;
             if rate > 0.0 {
                 1
             } else if rate < 0.0 {

@@ -1,5 +1,6 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
+use fmu_runtime::math::{asin, cos};
 use std::f64::consts::FRAC_PI_2;
 
 /// The CVT's geometry parameters.
@@ -21,13 +22,13 @@ pub const MAX_SIN_BETA: f64 = 0.95;
 /// The open-belt length `L = 2C cos(beta) + (pi/2)(D1 + D2) + beta (D2 - D1)` with
 /// `sin(beta) = (D2 - D1)/(2C)`.
 pub fn length(c: f64, d1: f64, d2: f64) -> f64 {
-    let beta = ((d2 - d1) / (2.0 * c)).asin();
-    2.0 * c * beta.cos() + FRAC_PI_2 * (d1 + d2) + beta * (d2 - d1)
+    let beta = asin((d2 - d1) / (2.0 * c));
+    2.0 * c * cos(beta) + FRAC_PI_2 * (d1 + d2) + beta * (d2 - d1)
 }
 
 /// `beta`, the angle of the straight spans.
 pub fn beta(c: f64, d1: f64, d2: f64) -> f64 {
-    ((d2 - d1) / (2.0 * c)).asin()
+    asin((d2 - d1) / (2.0 * c))
 }
 
 /// `(dL/dD1, dL/dD2) = (pi/2 - beta, pi/2 + beta)`: the terms in dbeta cancel.
@@ -121,7 +122,7 @@ impl Geometry {
         let (g1, g2) = length_gradient(beta);
         let k = self.c2 / self.c1;
         let s1p = -k * g2 / g1;
-        let dbeta = (self.c2 - self.c1 * s1p) / (2.0 * self.c * beta.cos());
+        let dbeta = (self.c2 - self.c1 * s1p) / (2.0 * self.c * cos(beta));
         let s1pp = -k * std::f64::consts::PI / (g1 * g1) * dbeta;
         let rho = d1 / d2;
         let rho_p = (self.c1 * s1p * d2 - d1 * self.c2) / (d2 * d2);

@@ -5,6 +5,7 @@
 
 pub mod integrator;
 pub mod logger;
+pub mod math;
 pub mod model;
 pub mod variables;
 

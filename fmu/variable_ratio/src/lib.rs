@@ -6,6 +6,7 @@
 //! apply to the transmission, positive into it. Then `tau_b w_b + tau_f w_f` is the power
 //! flowing into the transmission, which the energy argument below needs.
 
+use fmu_runtime::math::tanh;
 use fmu_runtime::{Invalid, Var};
 
 /// The documentation both FMUs ship.
@@ -114,7 +115,7 @@ impl Transmission {
             // The follower speed in both flows: tau_loss works against w_f, so c w_f >= 0 keeps
             // tau_loss w_f = |x| c w_f / (1 - c sign x) >= 0. (The base speed in reverse flow
             // dissipated negatively while s w_b and w_f had opposite signs.)
-            let c = (1.0 - self.eta) * (4.0 * w_f / self.w_th).tanh();
+            let c = (1.0 - self.eta) * tanh(4.0 * w_f / self.w_th);
             let tau_f = x / (1.0 - c * x.signum());
             (tau_f, tau_f - x)
         } else {
@@ -291,7 +292,7 @@ mod tests {
         let tau_spring = -t.k_p * phi - t.k_v * q.phi_dot;
         // s r tau_B + tau_F - tau_loss = 0 (mesh torques, without the bearings)
         assert!((t.s() * r * tau_spring + q.tau_f - q.tau_loss).abs() < 1e-12);
-        let expected = q.tau_f.abs() * (1.0 - t.eta) * (4.0 * w_f / t.w_th).tanh();
+        let expected = q.tau_f.abs() * (1.0 - t.eta) * tanh(4.0 * w_f / t.w_th);
         assert!((q.tau_loss - expected).abs() < 1e-12);
     }
 

@@ -1,0 +1,208 @@
+"""The two platforms every FMU carries: linux64 (glibc >= 2.17) and win64 (run under Wine).
+
+`tests/c/fmu_run.c`, compiled by `cargo xtask` for Linux (dlopen) and with mingw-w64 for Windows
+(LoadLibrary), drives a binary through the C ABI from a plan written here: the scenario's GUID,
+tolerance, start, step, parameters and the input values of every step, every Real as its IEEE-754
+bits in hex so nothing is lost in text. `validate.py` uses it three ways:
+  - as two more importers (`C linux64`, `win64 (Wine)`), judged against the references;
+  - `compare_platforms`: the Windows run against the Linux run, and serialized states carried
+    from one platform to the other, the run continuing as it would have. Both must be
+    bit-identical: the binaries take their maths from the `libm` crate, not from glibc or
+    msvcrt (fmu_runtime::math), so nothing differs but the C runtime's I/O;
+  - `abuse`: a careless importer's calls, on both platforms: a status back, never a crash.
+`inspect_binaries` checks what each binary links against: the glibc floor and the DLL imports.
+"""
+import os
+import re
+import struct
+import subprocess
+import zipfile
+
+import numpy as np
+from fmpy import read_model_description
+
+GLIBC_FLOOR = (2, 17)
+# What a DLL may import: Windows system DLLs only, nothing a user would have to find.
+SYSTEM_DLLS = {"kernel32.dll", "ntdll.dll", "userenv.dll", "ws2_32.dll", "msvcrt.dll",
+               "bcryptprimitives.dll", "advapi32.dll", "bcrypt.dll"}
+WINE = os.environ.get("WINE", "/usr/lib/wine/wine64")
+
+
+def harness(platform):
+    """The compiled harness (xtask puts both in $FMU_RUN_DIR)."""
+    name = "fmu_run.exe" if platform == "win64" else "fmu_run"
+    return os.path.join(os.environ["FMU_RUN_DIR"], name)
+
+
+def hex_bits(x):
+    return "%016x" % struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+
+
+def from_hex(token):
+    return struct.unpack("<d", struct.pack("<Q", int(token, 16)))[0]
+
+
+def write_plan(md, sc, path):
+    """Parameters at their start values (set explicitly, as a tool's parameter dialog does),
+    the scenario's inputs at every communication point, and its outputs."""
+    by_name = {v.name: v for v in md.modelVariables}
+    params = [v for v in md.modelVariables if v.causality == "parameter"
+              and v.type in ("Real", "Integer") and v.start is not None]
+    steps = sc.steps()
+    lines = [f"guid {md.guid}", f"tolerance {hex_bits(sc.tol)}", f"start {hex_bits(sc.start)}",
+             f"step {hex_bits(sc.step)}", f"steps {steps}", f"params {len(params)}"]
+    lines += [f"{v.type[0]} {v.valueReference} {hex_bits(float(v.start))}" for v in params]
+    inputs = sc.input_names()
+    lines.append(f"inputs {len(inputs)} " + " ".join(str(by_name[n].valueReference) for n in inputs))
+    lines.append(f"outputs {len(sc.outputs)}")
+    lines += [f"{by_name[n].type[0]} {by_name[n].valueReference}" for n in sc.outputs]
+    lines.append("values")
+    for k in range(steps if inputs else 0):
+        lines.append(" ".join(hex_bits(u) for u in sc.input_at(sc.start + k * sc.step)))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def unpack(fmu, work):
+    directory = os.path.join(work, "fmu")
+    if not os.path.isdir(directory):
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(directory)
+    return directory
+
+
+def win_path(path):
+    """Wine's Z: drive is the Unix root."""
+    return "Z:" + os.path.abspath(path).replace("/", "\\")
+
+
+def invoke(platform, command, plan, fmu_dir, model, *files):
+    """Runs the harness on one platform; file arguments are translated for Wine."""
+    binary = os.path.join(fmu_dir, "binaries", platform,
+                          f"{model}.dll" if platform == "win64" else f"{model}.so")
+    if not os.path.isfile(binary):
+        raise RuntimeError(f"the FMU has no {platform} binary")
+    resources = os.path.join(fmu_dir, "resources")
+    if platform == "win64":
+        path = win_path
+        uri = "file:///" + win_path(resources).replace("\\", "/")
+        prefix = [WINE, harness(platform)]
+        env = dict(os.environ, WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+                   WINEPREFIX=os.environ.get("WINEPREFIX", os.path.join(os.environ["FMU_RUN_DIR"], "wine")))
+    else:
+        path, uri, prefix, env = os.path.abspath, "file://" + os.path.abspath(resources), \
+            [harness(platform)], None
+    args = [a if a.startswith("--") else path(a) for a in files]
+    cmd = prefix + [command, path(plan), path(binary), uri] + args
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+
+
+def read_rows(path, names):
+    with open(path) as f:
+        rows = np.array([[from_hex(t) for t in line.split()] for line in f if line.strip()])
+    rows = rows.reshape(-1, len(names) + 1)
+    return rows[:, 0], {n: rows[:, i + 1] for i, n in enumerate(names)}
+
+
+def simulate(platform, fmu, sc, work, *state_args):
+    """One run (with its internal rollback and reset repeats) on one platform."""
+    fmu_dir = unpack(fmu, work)
+    md = read_model_description(fmu)
+    plan = os.path.join(work, "plan.txt")
+    write_plan(md, sc, plan)
+    out = os.path.join(work, f"{platform}.out")
+    run = invoke(platform, "run", plan, fmu_dir, md.coSimulation.modelIdentifier, out, *state_args)
+    if run.returncode != 0:
+        raise RuntimeError(f"fmu_run on {platform} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
+    return read_rows(out, sc.outputs)
+
+
+def linux64(fmu, sc, work):
+    return simulate("linux64", fmu, sc, work)
+
+
+def win64(fmu, sc, work):
+    return simulate("win64", fmu, sc, work)
+
+
+def largest_difference(a, b, names):
+    """Largest |a - b| relative to the signal's range, and whether a and b are bit-identical."""
+    worst, identical = 0.0, True
+    for n in names:
+        scale = float(np.max(np.abs(b[n])))
+        diff = float(np.max(np.abs(a[n] - b[n]))) if len(b[n]) else 0.0
+        if not np.all(np.isfinite(a[n])) or not np.all(np.isfinite(b[n])):
+            return float("inf"), False
+        worst = max(worst, diff / scale if scale > 0 else diff)
+        identical &= a[n].tobytes() == b[n].tobytes()
+    return worst, identical
+
+
+def compare_platforms(fmu, sc, work):
+    """Windows against Linux, and states carried across: returns (problems, worst, identical)."""
+    states = {p: os.path.join(work, f"{p}.state") for p in ("linux64", "win64")}
+    runs = {p: simulate(p, fmu, sc, work, "--save-state", states[p]) for p in states}
+    problems = []
+    worst, identical = largest_difference(runs["win64"][1], runs["linux64"][1], sc.outputs)
+    if not identical:
+        problems.append(f"win64 differs from linux64 by {worst:.2e} of the signal range")
+    for writer, reader in (("linux64", "win64"), ("win64", "linux64")):
+        _, carried = simulate(reader, fmu, sc, work, "--load-state", states[writer])
+        mid = sc.steps() // 2
+        tail = {n: v[mid:] for n, v in runs[writer][1].items()}
+        dev, same = largest_difference(carried, tail, sc.outputs)
+        worst, identical = max(worst, dev), identical and same
+        if not same:
+            problems.append(f"a state written on {writer} and continued on {reader} is off "
+                            f"by {dev:.2e} of the signal range")
+    return problems, worst, identical
+
+
+def abuse(fmu, sc, work, platform):
+    """Problems found by the harness's abuse mode on one platform."""
+    fmu_dir = unpack(fmu, work)
+    md = read_model_description(fmu)
+    plan = os.path.join(work, "plan.txt")
+    write_plan(md, sc, plan)
+    run = invoke(platform, "abuse", plan, fmu_dir, md.coSimulation.modelIdentifier)
+    if run.returncode != 0:
+        failed = [line for line in run.stdout.splitlines() if not line.startswith("ok")]
+        return [f"abuse on {platform} (exit {run.returncode}): " + "; ".join(failed) + run.stderr]
+    return []
+
+
+def glibc_floor(so):
+    """The newest GLIBC_x.y symbol version the shared object needs."""
+    out = subprocess.run(["objdump", "-T", so], capture_output=True, text=True, check=True).stdout
+    versions = {tuple(int(x) for x in m) for m in re.findall(r"GLIBC_(\d+)\.(\d+)", out)}
+    return max(versions) if versions else (0, 0)
+
+
+def dll_imports(dll):
+    out = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", dll], capture_output=True,
+                         text=True, check=True).stdout
+    return sorted({m.lower() for m in re.findall(r"DLL Name: (\S+)", out)})
+
+
+def inspect_binaries(fmu, work):
+    """Both binaries present, the .so within the glibc floor, the DLL importing system DLLs only.
+    Returns (problems, glibc floor, DLL imports)."""
+    fmu_dir = unpack(fmu, work)
+    model = read_model_description(fmu).coSimulation.modelIdentifier
+    so = os.path.join(fmu_dir, "binaries", "linux64", f"{model}.so")
+    dll = os.path.join(fmu_dir, "binaries", "win64", f"{model}.dll")
+    problems, floor, imports = [], None, []
+    for path in (so, dll):
+        if not os.path.isfile(path):
+            problems.append(f"no {os.path.relpath(path, fmu_dir)}")
+    if os.path.isfile(so):
+        floor = glibc_floor(so)
+        if floor > GLIBC_FLOOR:
+            problems.append(f"{model}.so needs GLIBC_{floor[0]}.{floor[1]}, newer than "
+                            f"{GLIBC_FLOOR[0]}.{GLIBC_FLOOR[1]}")
+    if os.path.isfile(dll):
+        imports = dll_imports(dll)
+        foreign = [d for d in imports if d not in SYSTEM_DLLS and not d.startswith("api-ms-win-")]
+        if foreign:
+            problems.append(f"{model}.dll imports non-system DLLs: {', '.join(foreign)}")
+    return problems, floor, imports

@@ -1,0 +1,149 @@
+//! The platforms every FMU carries, the toolchains that build them, and the C harness that runs
+//! them (natively, and under Wine for Windows).
+//!
+//! - linux64: `cargo zigbuild` (PyPI's cargo-zigbuild and ziglang, in `.venv`) with the target
+//!   `x86_64-unknown-linux-gnu.2.17`, so the `.so` needs no glibc newer than 2.17.
+//! - win64: Debian's `rustc-web`/`cargo-web` (Rust 1.96) with `rust-web-src`, building std from
+//!   source for `x86_64-pc-windows-gnu` (rustup cannot download a Windows std here), linked by
+//!   mingw-w64 with `crt-static`, so the DLL needs no MinGW runtime DLL. Debian's toolchain lives
+//!   in /usr/bin and is only ever called by full path; the rustup toolchain builds the rest.
+
+use crate::{root, run};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const LINUX_TARGET: &str = "x86_64-unknown-linux-gnu";
+const LINUX_GLIBC_TARGET: &str = "x86_64-unknown-linux-gnu.2.17";
+pub const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+const DEBIAN_CARGO: &str = "/usr/bin/cargo";
+const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
+const DEBIAN_RUST_SRC: &str = "/usr/lib/rustlib/src/rust/library/Cargo.lock";
+const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
+/// Debian's packages for the Windows build. Never Debian's `rustc` or
+/// `libstd-rust-dev-windows` (Rust 1.63): they replace `rustc-web`.
+const WINDOWS_PACKAGES: &[&str] = &[
+    "rustc-web",
+    "cargo-web",
+    "rust-web-src",
+    "gcc-mingw-w64-x86-64",
+];
+pub const WINE: &str = "/usr/lib/wine/wine64";
+/// Every call to the C library's `pow` goes to `fmu_runtime::math::__wrap_pow` (libm's), so
+/// both platforms compute the same step sizes: the glibc and msvcrt `pow` differ in the last
+/// digit.
+const SAME_MATHS: &str = "-C link-arg=-Wl,--wrap=pow";
+
+fn has(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Installs Debian packages; on failure, says which were wanted and why.
+pub fn apt_install(packages: &[&str], why: &str) -> Result<(), String> {
+    let install = || -> Result<(), String> {
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+    };
+    install().map_err(|e| {
+        format!(
+            "{why} needs the Debian packages {} and they could not be installed ({e}); \
+             install them, or run `cargo xtask package --host-only` for a Linux-only build",
+            packages.join(" ")
+        )
+    })
+}
+
+fn windows_toolchain() -> Result<(), String> {
+    let debian_cargo_ok = Command::new(DEBIAN_CARGO)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("1.96"));
+    if !(debian_cargo_ok && Path::new(DEBIAN_RUST_SRC).exists() && has(MINGW_GCC, "--version")) {
+        apt_install(WINDOWS_PACKAGES, "the win64 build")?;
+    }
+    Ok(())
+}
+
+/// Builds the crates' cdylibs for Linux with a glibc 2.17 floor; returns the directory holding
+/// `lib<crate>.so`.
+pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
+    let mut build = Command::new(venv_bin.join("cargo-zigbuild"));
+    build
+        .args(["zigbuild", "--release", "--locked", "--target", LINUX_GLIBC_TARGET])
+        .env("PATH", crate::path_with(venv_bin))
+        // Only the target's artifacts (the cdylibs): with --target, build scripts do not get it.
+        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS", SAME_MATHS)
+        .current_dir(root());
+    for c in crates {
+        build.args(["-p", c]);
+    }
+    run(&mut build)?;
+    Ok(root().join("target").join(LINUX_TARGET).join("release"))
+}
+
+/// Builds the crates' cdylibs for Windows; returns the directory holding `<crate>.dll`.
+pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
+    windows_toolchain()?;
+    let target_dir = root().join("target/win64");
+    let mut build = Command::new(DEBIAN_CARGO);
+    build
+        .args(["build", "--release", "--locked", "--target", WINDOWS_TARGET])
+        .arg("-Zbuild-std=std,panic_unwind")
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTC", DEBIAN_RUSTC)
+        .env("RUSTDOC", "/usr/bin/rustdoc")
+        // -Zbuild-std is unstable; Debian's stable compiler allows it with this.
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", MINGW_GCC)
+        // Static libgcc (unwinding) and C runtime pieces: no libgcc_s_seh-1.dll to ship.
+        .env(
+            "CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS",
+            format!("-C target-feature=+crt-static {SAME_MATHS}"),
+        )
+        // The rustup proxies must not pick the compiler.
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTFLAGS")
+        .current_dir(root());
+    for c in crates {
+        build.args(["-p", c]);
+    }
+    run(&mut build)?;
+    Ok(target_dir.join(WINDOWS_TARGET).join("release"))
+}
+
+/// Compiles `tests/c/fmu_run.c` for Linux and Windows, and the test-only stand-in for
+/// `bcryptprimitives.dll` that Wine 8 lacks, into `target/fmu_run/`; makes sure Wine is there.
+pub fn harness() -> Result<PathBuf, String> {
+    windows_toolchain()?;
+    if !Path::new(WINE).exists() {
+        apt_install(&["wine64"], "the win64 check")?;
+    }
+    let src = root().join("tests/c");
+    let out = root().join("target/fmu_run");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let flags = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c11"];
+    run(Command::new("gcc")
+        .args(flags)
+        .arg("-D_POSIX_C_SOURCE=200809L")
+        .arg("-o")
+        .arg(out.join("fmu_run"))
+        .arg(src.join("fmu_run.c"))
+        .args(["-ldl", "-lm"]))?;
+    run(Command::new(MINGW_GCC)
+        .args(flags)
+        .arg("-static")
+        .arg("-o")
+        .arg(out.join("fmu_run.exe"))
+        .arg(src.join("fmu_run.c")))?;
+    run(Command::new(MINGW_GCC)
+        .args(["-O2", "-Wall", "-Werror", "-shared", "-o"])
+        .arg(out.join("bcryptprimitives.dll"))
+        .arg(src.join("bcryptprimitives.c"))
+        .arg("-lbcrypt"))?;
+    Ok(out)
+}
