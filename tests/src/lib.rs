@@ -96,6 +96,90 @@ pub fn fmu_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fmu")
 }
 
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A component crate under `fmu/`: it builds a cdylib, and its Cargo.toml names the model
+/// identifier of its FMU (`[package.metadata.fmu] model = "..."`).
+pub struct ComponentCrate {
+    pub crate_name: String,
+    pub model: String,
+}
+
+/// Every component crate, by directory name.
+pub fn components() -> Result<Vec<ComponentCrate>, String> {
+    let dir = workspace().join("fmu");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    let mut found = Vec::new();
+    for entry in entries {
+        let Ok(manifest) = std::fs::read_to_string(entry.path().join("Cargo.toml")) else {
+            continue;
+        };
+        if !manifest.contains("\"cdylib\"") {
+            continue;
+        }
+        let value = |key: &str| {
+            manifest.lines().find_map(|l| {
+                let v = l.trim().strip_prefix(key)?.trim_start().strip_prefix('=')?;
+                Some(v.trim().strip_prefix('"')?.strip_suffix('"')?.to_string())
+            })
+        };
+        let missing = |what: &str| format!("no {what} in {}", entry.path().display());
+        found.push(ComponentCrate {
+            crate_name: value("name").ok_or_else(|| missing("package name"))?,
+            model: value("model").ok_or_else(|| missing("[package.metadata.fmu] model"))?,
+        });
+    }
+    Ok(found)
+}
+
+/// The newest modification time of any file under `dirs` (recursively).
+fn newest_file(dirs: &[PathBuf]) -> std::time::SystemTime {
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    let mut stack = dirs.to_vec();
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                stack.extend(entries.filter_map(|e| Some(e.ok()?.path())));
+            }
+        } else if let Ok(modified) = meta.modified() {
+            newest = newest.max(modified);
+        }
+    }
+    newest
+}
+
+/// An error unless `fmu` exists and is newer than every file under `sources`.
+pub fn check_fresh(fmu: &Path, sources: &[PathBuf]) -> Result<(), String> {
+    let packaged = std::fs::metadata(fmu)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e} (run `cargo xtask package`)", fmu.display()))?;
+    if packaged < newest_file(sources) {
+        return Err(format!(
+            "{} is older than its sources (run `cargo xtask package`)",
+            fmu.display()
+        ));
+    }
+    Ok(())
+}
+
+/// What every FMU is built from: a change anywhere here makes the packaged FMUs stale.
+fn fmu_sources() -> Vec<PathBuf> {
+    let root = workspace();
+    ["fmu", "modelDescription", "Cargo.toml", "Cargo.lock"]
+        .iter()
+        .map(|p| root.join(p))
+        .collect()
+}
+
 static UNPACKED: AtomicUsize = AtomicUsize::new(0);
 
 /// A loaded FMU: its model description and its binary.
@@ -107,25 +191,19 @@ pub struct Fmu {
 }
 
 impl Fmu {
-    /// Loads `target/fmu/<model>.fmu`; panics with a hint if it was not packaged.
+    /// Loads `target/fmu/<model>.fmu`; panics if it is missing or older than its sources.
     pub fn load(model: &str) -> Fmu {
         let path = fmu_dir().join(format!("{model}.fmu"));
-        Fmu::load_path(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (run `cargo xtask package` first)", path.display()))
+        check_fresh(&path, &fmu_sources()).unwrap_or_else(|e| panic!("{e}"));
+        Fmu::load_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
-    /// Every packaged FMU in `target/fmu`, by name.
+    /// The FMU of every component crate under `fmu/`: a missing or stale one is a failure,
+    /// never a test that passes on nothing.
     pub fn all() -> Vec<Fmu> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(fmu_dir())
-            .expect("target/fmu (run `cargo xtask package` first)")
-            .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "fmu"))
-            .collect();
-        paths.sort();
-        paths
-            .iter()
-            .map(|p| Fmu::load_path(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-            .collect()
+        let components = components().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!components.is_empty(), "no component crate under fmu/");
+        components.iter().map(|c| Fmu::load(&c.model)).collect()
     }
 
     pub fn load_path(path: &Path) -> Result<Fmu, String> {
@@ -471,5 +549,54 @@ impl<'a> Instance<'a> {
 impl Drop for Instance<'_> {
     fn drop(&mut self) {
         unsafe { (self.fmu.api.free_instance)(self.c) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn every_component_crate_names_its_model() {
+        let components = components().unwrap();
+        let names: Vec<(&str, &str)> = components
+            .iter()
+            .map(|c| (c.crate_name.as_str(), c.model.as_str()))
+            .collect();
+        assert!(names.contains(&("gear", "Gear")), "{names:?}");
+        assert!(names.contains(&("cvt", "CVT")), "{names:?}");
+        // The runtime and the shared variable-ratio physics are libraries, not FMUs.
+        assert!(!names.iter().any(|(c, _)| *c == "fmu-runtime"), "{names:?}");
+    }
+
+    #[test]
+    fn a_missing_or_stale_fmu_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fmu-fresh-{}", std::process::id()));
+        let src = dir.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        let source = src.join("lib.rs");
+        std::fs::write(&source, "").unwrap();
+        let fmu = dir.join("M.fmu");
+        let sources = [src.clone()];
+        assert!(check_fresh(&fmu, &sources).unwrap_err().contains("M.fmu"));
+        std::fs::write(&fmu, "").unwrap();
+        let set = |path: &Path, t: SystemTime| {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap()
+        };
+        let now = SystemTime::now();
+        set(&source, now);
+        set(&fmu, now - Duration::from_secs(10));
+        assert!(check_fresh(&fmu, &sources)
+            .unwrap_err()
+            .contains("older than its sources"));
+        set(&fmu, now + Duration::from_secs(10));
+        check_fresh(&fmu, &sources).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

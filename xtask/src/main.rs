@@ -19,7 +19,11 @@ commands:
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
              compare with the reference; Windows against Linux, states across platforms
-  test       the whole suite: package, cargo test, fuzz, memcheck, validate, example
+  test       the whole suite: package, cargo test, fuzz, memcheck, the checks' own tests,
+             validate, example
+
+validate, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
+validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
   example    the drivetrain example (examples/drivetrain): runs it, redraws the plot, checks it
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
@@ -45,12 +49,15 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("package") => package::package(platforms_flag(&args)).map(|_| ()),
-        Some("validate") => validate(),
+        Some("validate") => packaged(&args, validate),
         Some("test") => test(),
         Some("bench") => bench::bench(platforms_flag(&args)),
-        Some("example") => example(),
-        Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
-        Some("memcheck") => memcheck(),
+        Some("example") => packaged(&args, example),
+        Some("fuzz") => packaged(&args, || {
+            let seconds = args.get(1).filter(|a| !a.starts_with("--"));
+            fuzz(seconds.map_or("60", String::as_str))
+        }),
+        Some("memcheck") => packaged(&args, memcheck),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
     };
@@ -61,6 +68,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Packages first, so a task that tests FMUs never judges stale or missing binaries.
+fn packaged(args: &[String], task: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    package::package(platforms_flag(args))?;
+    task()
 }
 
 fn platforms_flag(args: &[String]) -> Platforms {
@@ -154,6 +167,14 @@ fn fmi_sim() -> Result<PathBuf, String> {
     Ok(exe)
 }
 
+/// The validation's own checks, fed deliberately broken inputs (xtask/python/test_checks.py).
+fn check_the_checks() -> Result<(), String> {
+    let python = venv()?;
+    run(Command::new(python)
+        .args(["-m", "unittest", "-v", "test_checks"])
+        .current_dir(root().join("xtask/python")))
+}
+
 fn validate() -> Result<(), String> {
     let python = venv()?;
     let fmi_sim = fmi_sim()?;
@@ -232,6 +253,7 @@ fn test() -> Result<(), String> {
         .current_dir(root()))?;
     fuzz("60")?;
     memcheck()?;
+    check_the_checks()?;
     validate()?;
     example()
 }

@@ -4,42 +4,12 @@
 //! (its `drivetrain_fmu_describe` export), from the same variable table that serves get/set.
 
 use crate::{platforms, root, run};
+use fmu_harness::components;
 use model_description::ModelDescription;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A component crate: a directory under `fmu/` whose Cargo.toml builds a cdylib.
-struct Component {
-    crate_name: String,
-}
-
-fn components() -> Result<Vec<Component>, String> {
-    let mut found = Vec::new();
-    let dir = root().join("fmu");
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let Ok(manifest) = std::fs::read_to_string(entry.path().join("Cargo.toml")) else {
-            continue;
-        };
-        if !manifest.contains("\"cdylib\"") {
-            continue;
-        }
-        let name = manifest
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("name = \"")?.strip_suffix('"'))
-            .ok_or_else(|| format!("no package name in {}", entry.path().display()))?;
-        found.push(Component {
-            crate_name: name.to_string(),
-        });
-    }
-    Ok(found)
-}
 
 /// `xs:dateTime` in UTC; `SOURCE_DATE_EPOCH` makes packages reproducible.
 fn timestamp() -> String {
@@ -152,6 +122,12 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
         // Read it back: what we ship must parse with our own reader.
         let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
         let id = &md.co_simulation.model_identifier;
+        if *id != c.model {
+            return Err(format!(
+                "fmu/{}: the binary describes {id}, its Cargo.toml says {}",
+                c.crate_name, c.model
+            ));
+        }
         let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
         let linux = read(&so)?;
         let windows = match &windows_dir {

@@ -74,10 +74,19 @@ fn windows_toolchain() -> Result<(), String> {
 pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
     let mut build = Command::new(venv_bin.join("cargo-zigbuild"));
     build
-        .args(["zigbuild", "--release", "--locked", "--target", LINUX_GLIBC_TARGET])
+        .args([
+            "zigbuild",
+            "--release",
+            "--locked",
+            "--target",
+            LINUX_GLIBC_TARGET,
+        ])
         .env("PATH", crate::path_with(venv_bin))
         // Only the target's artifacts (the cdylibs): with --target, build scripts do not get it.
-        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS", SAME_MATHS)
+        .env(
+            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
+            SAME_MATHS,
+        )
         .current_dir(root());
     for c in crates {
         build.args(["-p", c]);

@@ -1,0 +1,127 @@
+"""The validation's own checks must fail on the faults they exist for (`cargo xtask test` runs
+this with unittest before the validation).
+
+Each test hands a check a deliberately broken input: NaN and infinite outputs, a result off the
+reference, a Linux binary linked against the build machine's glibc, a DLL that needs MinGW's
+libgcc DLL, an FMU without its Windows binary.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+import zipfile
+
+import numpy as np
+
+import platforms
+from importers import Scenario
+from validate import compare
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def gear_scenario():
+    return Scenario(os.path.join(ROOT, "reference-fmus", "Gear"), "Gear")
+
+
+def exact_run(sc):
+    return np.array(sc.ref["time"]), {n: np.array(sc.ref[n], dtype=float) for n in sc.outputs}
+
+
+class Comparison(unittest.TestCase):
+    def test_the_reference_itself_passes(self):
+        sc = gear_scenario()
+        problems, worst = compare(sc, *exact_run(sc))
+        self.assertEqual(problems, [])
+        self.assertEqual(worst, 0.0)
+
+    def test_a_nan_output_fails_naming_the_variable_and_time(self):
+        sc = gear_scenario()
+        time, values = exact_run(sc)
+        values["w_b"][7] = np.nan
+        problems, worst = compare(sc, time, values)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("w_b", problems[0])
+        self.assertIn(f"t = {time[7]}", problems[0])
+        self.assertEqual(worst, float("inf"))
+
+    def test_an_infinite_output_fails(self):
+        sc = gear_scenario()
+        time, values = exact_run(sc)
+        values["tau_mesh"][-1] = -np.inf
+        problems, _ = compare(sc, time, values)
+        self.assertTrue(any("tau_mesh" in p and "non-finite" in p for p in problems))
+
+    def test_a_deviation_beyond_the_bound_fails(self):
+        sc = gear_scenario()
+        time, values = exact_run(sc)
+        scale = np.max(np.abs(values["phi_a"]))
+        values["phi_a"][100] += 2e-6 * scale
+        problems, _ = compare(sc, time, values)
+        self.assertTrue(any(p.startswith("phi_a: 1 points off") for p in problems))
+
+
+def fmu_with(work, linux_so=None, windows_dll=None):
+    """Gear.fmu's modelDescription.xml with the given binaries."""
+    path = os.path.join(work, "Gear.fmu")
+    with zipfile.ZipFile(os.path.join(ROOT, "target", "fmu", "Gear.fmu")) as src, \
+            zipfile.ZipFile(path, "w") as dst:
+        dst.writestr("modelDescription.xml", src.read("modelDescription.xml"))
+        if linux_so:
+            dst.write(linux_so, "binaries/linux64/Gear.so")
+        if windows_dll:
+            dst.write(windows_dll, "binaries/win64/Gear.dll")
+    return path
+
+
+class Binaries(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.work)
+
+    def packaged(self, name):
+        with zipfile.ZipFile(os.path.join(ROOT, "target", "fmu", "Gear.fmu")) as z:
+            return z.extract(name, os.path.join(self.work, "packaged"))
+
+    def test_the_packaged_gear_passes(self):
+        fmu = os.path.join(ROOT, "target", "fmu", "Gear.fmu")
+        problems, floor, imports = platforms.inspect_binaries(fmu, self.work)
+        self.assertEqual(problems, [])
+        self.assertLessEqual(floor, (2, 17))
+        self.assertIn("kernel32.dll", imports)
+
+    def test_a_host_glibc_build_is_refused(self):
+        # Linked against this machine's glibc (2.34 or newer): dlopen has a GLIBC_2.34 version.
+        src = os.path.join(self.work, "host.c")
+        with open(src, "w") as f:
+            f.write("#include <dlfcn.h>\nvoid *load(const char *p) { return dlopen(p, RTLD_NOW); }\n")
+        host_so = os.path.join(self.work, "host.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", host_so, src], check=True)
+        dll = self.packaged("binaries/win64/Gear.dll")
+        problems, floor, _ = platforms.inspect_binaries(fmu_with(self.work, host_so, dll), self.work)
+        self.assertGreater(floor, (2, 17))
+        self.assertTrue(any("newer than 2.17" in p for p in problems), problems)
+
+    def test_a_dll_needing_libgcc_s_is_refused(self):
+        src = os.path.join(self.work, "needs_libgcc.c")
+        with open(src, "w") as f:
+            f.write("__declspec(dllexport) __int128 divide(__int128 a, __int128 b) { return a / b; }\n")
+        dll = os.path.join(self.work, "needs_libgcc.dll")
+        subprocess.run(["x86_64-w64-mingw32-gcc", "-shared", "-shared-libgcc", "-o", dll, src],
+                       check=True)
+        so = self.packaged("binaries/linux64/Gear.so")
+        problems, _, imports = platforms.inspect_binaries(fmu_with(self.work, so, dll), self.work)
+        self.assertIn("libgcc_s_seh-1.dll", imports)
+        self.assertTrue(any("non-system DLLs: libgcc_s_seh-1.dll" in p for p in problems), problems)
+
+    def test_a_missing_windows_binary_is_refused(self):
+        so = self.packaged("binaries/linux64/Gear.so")
+        problems, _, _ = platforms.inspect_binaries(fmu_with(self.work, so), self.work)
+        self.assertIn("no binaries/win64/Gear.dll", problems)
+
+
+if __name__ == "__main__":
+    unittest.main()
