@@ -232,25 +232,32 @@ def summary(runs):
 
 
 def check(runs, results):
-    """The numbers the test command asserts."""
+    """The numbers the test command asserts: each claim of the README, as it is made there."""
     main = runs[MAIN_STEP]
     residual = [results[f"{h:g}"]["max_abs_residual_J"] for h in STEPS]
     engine = main["work_engine"][-1]
-    # 1. The coupling error is small against the energy the engine put in (1e-4 of it)...
-    assert residual[STEPS.index(MAIN_STEP)] < 1e-4 * engine, (residual, engine)
+    # 1. The coupling error at 1 ms is the 1.4e-5 of the engine's work that the README states...
+    relative = residual[STEPS.index(MAIN_STEP)] / engine
+    assert 1.35e-5 <= relative < 1.45e-5, (relative, residual, engine)
     # ...and first order in h: halving the step halves it (within 30 %).
     for coarse, fine in zip(residual, residual[1:]):
         assert 1.5 < coarse / fine < 2.6, residual
-    # 2. Kinematics the FMUs guarantee exactly: the gear and the CVT ratios.
-    assert np.allclose(main["w_a"], GEAR["ratio"] * main["w_b"], rtol=1e-12, atol=1e-12)
-    assert np.allclose(main["w1"], main["ratio"] * main["w2"], rtol=1e-9, atol=1e-9)
-    # 3. The coupling is near steady state at the end: w_B = r w_F to 1 %.
+    # 2. The coupling is near steady state at the end: w_B = r w_F to 1 %.
     end = main["time"] >= 2.9
     assert np.allclose(main["w_b"][end], 1.1 * main["w1"][end], rtol=1e-2)
-    # 4. The LossyGear starts stuck and rolls forward once the torque overcomes friction.
+    # 3. The LossyGear starts stuck and rolls forward once the torque overcomes friction.
     assert main["mode"][0] == 0 and main["mode"][-1] == 1
-    # 5. Steady state: at the end, the power into the road is the engine's minus the losses.
-    #    The 1 ms run and the 0.25 ms run agree on the final speed to 1e-3.
+    # 4. Over the last 0.5 s, the energy delivered to the road is the engine's (and the sheave
+    #    actuators') minus the losses and minus what the shafts and the spring still store,
+    #    to 1e-3 of the engine's work in that window; and the road does get most of it.
+    i0 = int(np.searchsorted(main["time"], main["time"][-1] - 0.5))
+    delta = {k: main[k][-1] - main[k][i0] for k in
+             ("work_engine", "work_road", "work_actuators", "stored", "dissipated")}
+    to_road = -delta["work_road"]
+    expected = delta["work_engine"] + delta["work_actuators"] - delta["stored"] - delta["dissipated"]
+    assert abs(to_road - expected) < 1e-3 * delta["work_engine"], (to_road, expected, delta)
+    assert to_road > 0.5 * delta["work_engine"], delta
+    # 5. The 1 ms run and the 0.25 ms run agree on the final secondary speed to 1e-3.
     fine = runs[STEPS[-1]]
     assert abs(main["w2"][-1] - fine["w2"][-1]) < 1e-3 * abs(fine["w2"][-1])
     # 6. The sheave followed its reference (within 0.2 mm) and never hit a stop.
