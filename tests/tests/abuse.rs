@@ -556,42 +556,62 @@ fn instances_and_states_free_all_their_memory() {
 }
 
 #[test]
-fn eight_threads_give_the_single_thread_results() {
+fn eight_threads_give_each_its_own_single_thread_result() {
     let _serial = serial();
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let inputs = reals(&fmu, Causality::Input);
         let outputs = reals(&fmu, Causality::Output);
-        let run = |fmu: &Fmu| {
-            let inst = started(fmu);
+        // Run i starts from its own angles and speeds and gets inputs of its own amplitude and
+        // frequency, so a thread that read another's instance would give another's result.
+        let starts: Vec<String> = reals(&fmu, Causality::Parameter)
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| n.ends_with("_start") && (n.starts_with('w') || n.starts_with("phi")))
+            .collect();
+        let run = |fmu: &Fmu, i: usize| {
+            let inst = fmu.instantiate("thread");
+            let shift = 0.1 * i as f64;
+            let params: Vec<(&str, f64)> = starts.iter().map(|n| (n.as_str(), shift)).collect();
+            inst.initialize(0.0, Some(10.0), &params);
             let mut bits = Vec::new();
             for k in 0..300 {
                 let t = k as f64 * 1e-3;
                 for (j, (n, vr)) in inputs.iter().enumerate() {
                     // Ratios must stay positive; other inputs swing both ways.
                     let u = if n == "r" {
-                        1.0 + 0.5 * t
+                        1.0 + 0.5 * t + shift
                     } else {
-                        ((j + 1) as f64 * 3.0 * t).sin()
+                        (1.0 + shift) * ((j + 1 + i) as f64 * 3.0 * t).sin()
                     };
-                    inst.set_real(&[*vr], &[u]);
+                    assert_eq!(inst.set_real(&[*vr], &[u]), OK, "{name} {n}");
                 }
                 assert_eq!(inst.do_step(t, 1e-3), OK, "{}", inst.log_text());
-                for (_, vr) in &outputs {
+                for (n, vr) in &outputs {
                     let mut v = [0.0];
-                    inst.get_real(&[*vr], &mut v);
+                    assert_eq!(inst.get_real(&[*vr], &mut v), OK, "{name} {n}");
                     bits.push(v[0].to_bits());
                 }
             }
             bits
         };
-        let single = run(&fmu);
+        let single: Vec<Vec<u64>> = (0..8).map(|i| run(&fmu, i)).collect();
+        assert!(
+            single.windows(2).all(|w| w[0] != w[1]),
+            "{name}: the runs must differ from each other"
+        );
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| run(&fmu))).collect();
-            for h in handles {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let run = &run;
+                    let fmu = &fmu;
+                    s.spawn(move || run(fmu, i))
+                })
+                .collect();
+            for (i, h) in handles.into_iter().enumerate() {
                 assert!(
-                    h.join().unwrap() == single,
-                    "{name}: a thread's result differs"
+                    h.join().unwrap() == single[i],
+                    "{name}: thread {i}'s result differs from its single-thread run"
                 );
             }
         });
