@@ -113,9 +113,12 @@ fn dead_centre_passages_are_counted_as_events_inside_the_step() {
         assert_eq!(times.len(), 6);
         for (k, t) in times.iter().enumerate() {
             let expected = (k + 1) as f64 * std::f64::consts::PI / 10.0;
+            // The README's claim: events are located to a few hundred ulp of the time.
+            let ulps = (t - expected).abs() / (expected * f64::EPSILON);
+            eprintln!("h = {h}: passage {k} off by {ulps:.1} ulp");
             assert!(
-                (t - expected).abs() < 1e-9,
-                "h = {h}: passage {k} at {t}, expected {expected}"
+                ulps <= 500.0,
+                "h = {h}: passage {k} at {t}, expected {expected}: {ulps:.0} ulp off"
             );
         }
     }

@@ -3,7 +3,7 @@
 //! Each segment between events is integrated with diffsol's Tsit45 (explicit Runge-Kutta 5(4)
 //! with error control), or with its BDF while the model reports itself stiff. A zero crossing
 //! of an event indicator is located by diffsol's root finder
-//! (Illinois-modified secant on the dense output, to about 100 ulp of the time), the state is
+//! (Illinois-modified secant on the dense output, to a few hundred ulp of the time, as tested), the state is
 //! moved back to the crossing, the model's event update is repeated until no mode changes, and
 //! the integrator restarts from there. The integrator is rebuilt at every step start and at every
 //! event, so its whole state is the model state: nothing else needs to be saved in an FMU state
