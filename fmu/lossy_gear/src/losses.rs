@@ -265,7 +265,11 @@ mod tests {
                         (a_a - ratio * a_b).abs() < 1e-12,
                         "{losses:?} {dir} {tau_a} {tau_b}"
                     );
-                    assert!((loss - losses.loss(t, dir)).abs() < 1e-15);
+                    // The loss opposes the motion: it never feeds energy in.
+                    assert!(
+                        loss * dir >= 0.0,
+                        "{losses:?} {dir} {tau_a} {tau_b}: {loss}"
+                    );
                 }
             }
         }
