@@ -430,19 +430,47 @@ fn random_call_sequences_always_return_a_status() {
 
 const SEQUENCE: usize = 200;
 
-/// One random call sequence of every kind of call, with random values; every call must return
-/// a status, and a single call must not take more than 10 s (a hang).
+/// Every Real variable as a getter sees it: its status and bits. A rejected call must leave
+/// every readable value unchanged.
+fn observable(inst: &Instance) -> Vec<(c_int, u64)> {
+    inst.fmu
+        .md
+        .model_variables
+        .iter()
+        .filter(|v| matches!(v.kind, VariableType::Real { .. }))
+        .map(|v| {
+            let mut x = [0.0];
+            let status = inst.get_real(&[v.value_reference], &mut x);
+            (status, x[0].to_bits())
+        })
+        .collect()
+}
+
+/// One random call sequence of every kind of call of the FMI 2.0 CS API, with random values
+/// and random value references. Every call must return a status, no call may take more than
+/// 10 s (a hang), and a call that returns fmi2Error must change no value a getter can see.
 fn random_sequence(fmu: &Fmu, seed: u64) {
     let allowed = [OK, WARNING, DISCARD, ERROR];
     let name = &fmu.md.model_name;
     let n_vars = fmu.md.model_variables.len() as u64;
     let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
-    let inst = fmu.instantiate("fuzz");
+    let mut inst = fmu.instantiate("fuzz");
     let mut t = 0.0;
     let mut states = Vec::new();
+    let categories = [
+        c"logEvents".as_ptr(),
+        c"logStatusError".as_ptr(),
+        c"bogus".as_ptr(),
+    ];
+    let text = c"text".as_ptr();
     for _ in 0..SEQUENCE {
         let began = std::time::Instant::now();
-        let status = match rng.below(17) {
+        let before = observable(&inst);
+        let vrs = [rng.below(n_vars + 2) as u32, rng.below(n_vars + 2) as u32];
+        let c = inst.c;
+        let api = &fmu.api;
+        let kind = rng.below(28);
+        let status = match kind {
             0 => inst.setup_experiment(Some(1e-6), 0.0, None),
             1 => inst.enter_initialization_mode(),
             2 => inst.exit_initialization_mode(),
@@ -506,9 +534,79 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
                 },
                 None => OK,
             },
-            _ => {
+            15 | 16 => {
                 let vr = rng.below(n_vars) as u32;
                 inst.set_input_derivatives(&[vr], &[1], &[rng.value()])
+            }
+            17 => {
+                let mut v = [0; 2];
+                unsafe { (api.get_integer)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
+            }
+            18 => {
+                let mut v = [0; 2];
+                unsafe { (api.get_boolean)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
+            }
+            19 => {
+                let mut v = [null(); 2];
+                unsafe { (api.get_string)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
+            }
+            20 => {
+                let v = [rng.below(2) as c_int];
+                unsafe { (api.set_boolean)(c, vrs.as_ptr(), 1, v.as_ptr()) }
+            }
+            21 => unsafe { (api.set_string)(c, vrs.as_ptr(), 1, &text) },
+            22 => {
+                let n = rng.below(4) as usize;
+                let on = rng.below(2) as c_int;
+                unsafe { (api.set_debug_logging)(c, on, n.min(3), categories.as_ptr()) }
+            }
+            23 => {
+                // fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated.
+                let kind = rng.below(4) as c_int;
+                let (mut i, mut x, mut p) = (0, 0.0, null());
+                match rng.below(5) {
+                    0 => unsafe { (api.get_status)(c, kind, &mut i) },
+                    1 => unsafe { (api.get_real_status)(c, kind, &mut x) },
+                    2 => unsafe { (api.get_integer_status)(c, kind, &mut i) },
+                    3 => unsafe { (api.get_boolean_status)(c, kind, &mut i) },
+                    _ => unsafe { (api.get_string_status)(c, kind, &mut p) },
+                }
+            }
+            24 => unsafe { (api.cancel_step)(c) },
+            25 => {
+                let (seed, mut out) = ([1.0], [0.0]);
+                unsafe {
+                    (api.get_directional_derivative)(
+                        c,
+                        vrs.as_ptr(),
+                        1,
+                        vrs[1..].as_ptr(),
+                        1,
+                        seed.as_ptr(),
+                        out.as_mut_ptr(),
+                    )
+                }
+            }
+            26 => {
+                let (order, mut out) = ([1 + rng.below(2) as c_int], [0.0]);
+                unsafe {
+                    (api.get_real_output_derivatives)(
+                        c,
+                        vrs.as_ptr(),
+                        1,
+                        order.as_ptr(),
+                        out.as_mut_ptr(),
+                    )
+                }
+            }
+            _ => {
+                // Free the instance mid-sequence (its states first) and go on with a new one.
+                for st in states.drain(..) {
+                    inst.free_state(st);
+                }
+                inst = fmu.instantiate("fuzz");
+                t = 0.0;
+                continue;
             }
         };
         assert!(
@@ -516,6 +614,27 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
             "{name} seed {seed}: status {status}\n{}",
             inst.log_text()
         );
+        if status == ERROR {
+            let after = observable(&inst);
+            // A failed computation may move the instance to the Error state, where getters
+            // that were refused work: judge the values readable before and after.
+            let changed: Vec<_> = (0..after.len())
+                .filter(|&i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i])
+                .collect();
+            assert!(
+                changed.is_empty(),
+                "{name} seed {seed}: call kind {kind} returned fmi2Error and changed values \
+                 {changed:?}: {:?} -> {:?}\n{}",
+                changed.iter().map(|&i| before[i]).collect::<Vec<_>>(),
+                changed.iter().map(|&i| after[i]).collect::<Vec<_>>(),
+                inst.log_text()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
         // Under valgrind everything is ~50 times slower; the bound is for native runs.
         assert!(
             memcheck() || began.elapsed().as_secs_f64() < 10.0,
