@@ -95,6 +95,22 @@ fn power_balance_holds_with_moving_sheaves() {
         );
         e = e1;
         s2_range = (s2_range.0.min(after[3]), s2_range.1.max(after[3]));
+        // The working diameters follow the documented sheave geometry
+        // D_i = D_i_bar + c_i (s_i - s_i_bar), defaults 0.08, 0.12, c_i = 4, s_i_bar = 0.
+        assert!((inst.real("D1") - (0.08 + 4.0 * after[2])).abs() < 1e-15);
+        assert!((inst.real("D2") - (0.12 + 4.0 * after[3])).abs() < 1e-15);
+        // The accelerations are the time derivatives of the speeds (inputs held). Measured:
+        // at most 3e-9 relative; the bound leaves a margin of 15.
+        if k % 100 == 99 {
+            for (acc, speed) in [("a1", "w1"), ("a2", "v2")] {
+                let fd = inst.time_derivative(speed, t + h, 1e-6);
+                let a = inst.real(acc);
+                assert!(
+                    (fd - a).abs() < 5e-8 * a.abs().max(1e-3),
+                    "t = {t}: {acc} = {a}, d{speed}/dt = {fd}"
+                );
+            }
+        }
     }
     assert_eq!(inst.int("sheave_mode"), 0);
     assert!(
