@@ -250,3 +250,183 @@ fn impossible_geometry_is_refused_with_the_reason() {
         }
     }
 }
+
+/// The belt CVT's sheave geometry from the documentation alone: `D_i = D_i_bar + c_i s_i`
+/// (defaults), the open-belt length `L = 2C cos(beta) + (pi/2)(D1 + D2) + beta (D2 - D1)`,
+/// `sin(beta) = (D2 - D1)/(2C)`, solved for s1 by bisection; `dL/dD1 = pi/2 - beta`,
+/// `dL/dD2 = pi/2 + beta` give the slope ds1/ds2.
+mod reference_geometry {
+    use std::f64::consts::FRAC_PI_2;
+    const C: f64 = 0.25;
+    const C1: f64 = 4.0;
+    const C2: f64 = 4.0;
+
+    fn beta(s1: f64, s2: f64) -> f64 {
+        (((0.12 + C2 * s2) - (0.08 + C1 * s1)) / (2.0 * C)).asin()
+    }
+
+    fn length(s1: f64, s2: f64) -> f64 {
+        let (d1, d2, b) = (0.08 + C1 * s1, 0.12 + C2 * s2, beta(s1, s2));
+        2.0 * C * b.cos() + FRAC_PI_2 * (d1 + d2) + b * (d2 - d1)
+    }
+
+    /// s1 keeping the belt length of the reference configuration (s1 = s2 = 0).
+    pub fn s1(s2: f64) -> f64 {
+        let l0 = length(0.0, 0.0);
+        // 64 halvings of 0.04 reach below the ulp of s1.
+        let (mut lo, mut hi) = (-0.02, 0.02);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            // L grows with D1, so with s1.
+            if length(mid, s2) < l0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    }
+
+    pub fn slope(s2: f64) -> f64 {
+        let b = beta(s1(s2), s2);
+        -C2 * (FRAC_PI_2 + b) / (C1 * (FRAC_PI_2 - b))
+    }
+
+    pub fn curvature(s2: f64) -> f64 {
+        let h = 2e-6;
+        (slope(s2 + h) - slope(s2 - h)) / (2.0 * h)
+    }
+
+    /// The s2 at which s1 reaches `s1_limit` (s1 falls as s2 rises).
+    pub fn s2_where_s1_is(s1_limit: f64) -> f64 {
+        // 64 halvings of 0.04 reach below the ulp of s1.
+        let (mut lo, mut hi) = (-0.02, 0.02);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if s1(mid) > s1_limit {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    }
+}
+
+/// The sheaves with the pulleys at rest, integrated independently: Lagrange's equation
+/// `(m2 + m1 s1'^2) a2 + m1 s1' s1'' v2^2 = F2 + F1 s1'` with RK4 at 1e-6 s, stop contacts
+/// located by bisection on the step, inelastic (v2 = 0, the kinetic energy lost), held while
+/// the generalized force pushes into the stop. Returns the contact and release times, the
+/// energy lost, and s2 every millisecond.
+fn reference_stops(f_1: f64, f_2: impl Fn(f64) -> f64, t_end: f64) -> (Vec<f64>, f64, Vec<f64>) {
+    use reference_geometry::{curvature, s2_where_s1_is, slope};
+    let s2_hi = s2_where_s1_is(-0.006).min(0.006);
+    let s2_lo = s2_where_s1_is(0.006).max(-0.006);
+    let accel = |t: f64, s2: f64, v2: f64| {
+        let (sp, spp) = (slope(s2), curvature(s2));
+        (f_2(t) + f_1 * sp - M1 * sp * spp * v2 * v2) / (M2 + M1 * sp * sp)
+    };
+    let rk4 = |t: f64, x: [f64; 2], dt: f64| {
+        let f = |t: f64, x: [f64; 2]| [x[1], accel(t, x[0], x[1])];
+        let add = |a: [f64; 2], b: [f64; 2], c: f64| [a[0] + c * b[0], a[1] + c * b[1]];
+        let k1 = f(t, x);
+        let k2 = f(t + dt / 2.0, add(x, k1, dt / 2.0));
+        let k3 = f(t + dt / 2.0, add(x, k2, dt / 2.0));
+        let k4 = f(t + dt, add(x, k3, dt));
+        [0, 1].map(|i| x[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
+    };
+    let dt = 1e-6;
+    let n = (t_end / dt).round() as usize;
+    assert_eq!(dt, 1.0 / 1e6);
+    let (mut x, mut held, mut events, mut lost, mut every_ms) =
+        ([0.0, 0.0], 0, vec![], 0.0, vec![]);
+    for k in 0..n {
+        // Exact multiples of the step: the force changes at t = 0.3 on the grid.
+        let t = k as f64 / 1e6;
+        if held != 0 {
+            // Released when the generalized force no longer pushes into the stop.
+            let push = f_2(t) + f_1 * slope(x[0]);
+            if push * f64::from(held) <= 0.0 {
+                held = 0;
+                events.push(t);
+            }
+        }
+        if held == 0 {
+            let next = rk4(t, x, dt);
+            let stop = if next[0] > s2_hi {
+                Some((s2_hi, 1))
+            } else if next[0] < s2_lo {
+                Some((s2_lo, -1))
+            } else {
+                None
+            };
+            match stop {
+                None => x = next,
+                Some((at, side)) => {
+                    let (mut lo, mut hi) = (0.0, dt);
+                    for _ in 0..100 {
+                        let mid = 0.5 * (lo + hi);
+                        if (rk4(t, x, mid)[0] - at) * f64::from(side) < 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    let hit = rk4(t, x, hi);
+                    let sp = slope(at);
+                    lost += 0.5 * (M2 + M1 * sp * sp) * hit[1] * hit[1];
+                    events.push(t + hi);
+                    x = [at, 0.0];
+                    held = side;
+                }
+            }
+        }
+        if (k + 1) % 1000 == 0 {
+            every_ms.push(x[0]);
+        }
+    }
+    (events, lost, every_ms)
+}
+
+#[test]
+fn travel_stops_agree_with_an_independent_solution() {
+    let fmu = Fmu::load("CVT");
+    let f_1 = 40.0;
+    let f_bal = -f_1 * reference_geometry::slope(0.0);
+    let f_2 = |t: f64| if t < 0.3 { f_bal + 10.0 } else { f_bal - 10.0 };
+    let (events, lost, s2_ref) = reference_stops(f_1, f_2, 0.6);
+    assert_eq!(events.len(), 3, "hit, release, hit: {events:?}");
+    let range = s2_ref.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+    for h in [1e-3f64, 2e-2] {
+        let inst = start(&fmu, "stops", &[]);
+        assert!(
+            (inst.real("s2_hi") - reference_geometry::s2_where_s1_is(-0.006).min(0.006)).abs()
+                < 1e-12
+        );
+        let steps = (0.6 / h).round() as usize;
+        let mut worst = 0.0f64;
+        for k in 0..steps {
+            let t = k as f64 * h;
+            set_inputs(&inst, 0.0, 0.0, f_1, f_2(t));
+            assert_eq!(inst.do_step(t, h), OK, "{}", inst.log_text());
+            let i = ((t + h) / 1e-3).round() as usize - 1;
+            let e = (inst.real("s2") - s2_ref[i]).abs() / range;
+            worst = worst.max(e);
+        }
+        let got = inst.event_times();
+        let dev = got
+            .iter()
+            .zip(&events)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        eprintln!(
+            "h = {h}: s2 off by {worst:.1e} of its range, events by {dev:.1e} s, energy by {:.1e}",
+            (inst.real("energy_impact") - lost).abs() / lost
+        );
+        assert_eq!(got.len(), 3, "{got:?}");
+        // Measured: s2 1.1e-10 of its range, events 1.7e-12 s, energy 9.3e-11 relative (the FMU
+        // at 1e-10); the bounds leave a margin of about 20.
+        assert!(dev < 5e-11, "events {got:?} vs {events:?}");
+        assert!((inst.real("energy_impact") - lost).abs() < 2e-9 * lost);
+        assert!(worst < 2e-9, "s2 off by {worst:.1e} of its range");
+    }
+}
