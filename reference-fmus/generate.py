@@ -119,43 +119,47 @@ def lossy_gear():
 
 
 class LossyGearEquations:
-    """The lossy gear's equations for one constant loss row, solved independently of the FMU:
-    the flange torque by bisection of the monotone Newton residual."""
+    """The lossy gear for one constant loss row, built from physical elements rather than the
+    FMU's quadrant rule: a Coulomb bearing bf_a on shaft a, a mesh passing power with efficiency
+    eta1 when shaft a drives it and eta2 when shaft b does, and a Coulomb bearing bf_b on shaft b
+    (torques referred to flange a). Matching the MSL quadrant lines gives
+    bf1 = eta1 bf_a + bf_b and bf2 = bf_a / eta2 + bf_b (derivation: tests/tests/lossy_gear.rs,
+    `Reference`). The mesh's driving side is found by solving both and keeping the one whose
+    mesh power has the assumed sign; at rest, a direction is taken when rolling that way
+    accelerates that way. Dissipation is summed element by element."""
 
     def __init__(self, ratio, j_a, j_b, eta1, eta2, bf1, bf2):
         self.r, self.j_a, self.j_b = ratio, j_a, j_b
-        self.eta1, self.eta2, self.bf1, self.bf2 = eta1, eta2, bf1, bf2
-        self.bf_a = (bf1 - bf2) / (eta1 - 1.0 / eta2)
-
-    def loss(self, t, direction):
-        """MSL quadrants, driving side from tau_eta = t -+ bf_a."""
-        a_side = t - direction * self.bf_a >= 0.0
-        if direction > 0:
-            return (1 - self.eta1) * t + self.bf1 if a_side else (1 - 1 / self.eta2) * t + self.bf2
-        return (1 - 1 / self.eta2) * t - self.bf2 if a_side else (1 - self.eta1) * t - self.bf1
+        self.eta1, self.eta2 = eta1, eta2
+        det = eta1 - 1.0 / eta2
+        self.bf_a = (bf1 - bf2) / det
+        self.bf_b = (bf2 * eta1 - bf1 / eta2) / det
 
     def rolling(self, tau_a, tau_b, direction):
-        """(flange torque, loss, a_b) while rolling."""
-        r, ja, jb = self.r, self.j_a, self.j_b
-        def residual(t):
-            return jb * (tau_a - t) - r * ja * tau_b - r * r * ja * (t - self.loss(t, direction))
-        lo, hi = -1e4, 1e4
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if residual(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        t = 0.5 * (lo + hi)
-        loss = self.loss(t, direction)
-        return t, loss, (tau_b + r * (tau_a - loss)) / (jb + r * r * ja)
+        """(flange torque, dissipated power per unit speed of flange a, a_b) while rolling.
+
+        Referred to flange a, m the torque shaft a hands to the mesh, k the mesh's torque ratio:
+        J_a a = tau_a - dir bf_a - m and J_b/r^2 a = tau_b/r + k m - dir bf_b."""
+        r, ja, jb = self.r, self.j_a, self.j_b / self.r**2
+
+        def solve(k):
+            a = (tau_b / r + k * (tau_a - direction * self.bf_a) - direction * self.bf_b) / (jb + k * ja)
+            return a, tau_a - direction * self.bf_a - ja * a
+
+        k = self.eta1
+        a, m = solve(k)
+        if m * direction < 0.0:
+            k = 1.0 / self.eta2
+            a, m = solve(k)
+            assert m * direction <= 1e-12, "no consistent mesh mode"
+        dissipation = direction * (self.bf_a + self.bf_b) + (1.0 - k) * m
+        return tau_a - ja * a, dissipation, a / r
 
     def breakaway(self, tau_a, tau_b):
         """+1 / -1 when a gear at rest breaks away forward / backward, else 0."""
-        sa = tau_a + tau_b / self.r
-        if sa > self.loss(tau_a, 1.0):
+        if self.rolling(tau_a, tau_b, 1.0)[2] * self.r > 0.0:
             return 1
-        if sa < self.loss(tau_a, -1.0):
+        if self.rolling(tau_a, tau_b, -1.0)[2] * self.r < 0.0:
             return -1
         return 0
 
@@ -163,7 +167,8 @@ class LossyGearEquations:
 def lossy_gear_breakaway():
     """LossyGear scenario (b)+(c) with the default parameters: after the seed's stop at 0.02 s,
     tau_b = 4 sin(3 pi t) breaks the gear away forward, it stops, breaks away backward, stops,
-    breaks away forward again. energy_loss is the integral of power_loss.
+    breaks away forward again. energy_loss integrates the elements' dissipation (bearings and
+    mesh), and tau_loss is that dissipation per unit speed of flange a.
 
     The master holds each input over a 1 ms step, so inside a step the acceleration is constant:
     the speed is linear, a stop is at t_k - w/a exactly, and a gear at rest can only break away
