@@ -736,7 +736,7 @@ fn drive(
             };
             assert_eq!(inst.set_real(&[*vr], &[u]), OK, "{name} {n}");
         }
-        assert_eq!(inst.do_step(t, 1e-3), OK, "{}", inst.log_text());
+        assert_eq!(inst.do_step(t, 1e-3), OK, "{name}: {}", inst.log_text());
         for (n, vr) in outputs {
             let mut v = [0.0];
             assert_eq!(inst.get_real(&[*vr], &mut v), OK, "{name} {n}");

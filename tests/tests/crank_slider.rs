@@ -61,7 +61,7 @@ fn power_balance_holds_step_by_step() {
         // J alpha = tau + tau_rod: the rod torque closes Newton on the crank.
         assert!((J * inst.real("alpha") - tau - inst.real("tau_rod")).abs() < 1e-9);
         let (phi0, s0) = (inst.real("phi"), inst.real("s"));
-        assert_eq!(inst.do_step(t, h), OK);
+        assert_eq!(inst.do_step(t, h), OK, "{}", inst.log_text());
         let dw = tau * (inst.real("phi") - phi0) + f * (inst.real("s") - s0);
         work += dw;
         let e1 = energy(&inst);

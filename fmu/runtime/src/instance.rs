@@ -9,7 +9,7 @@
 //!   values it had before the failing call.
 
 use crate::describe::guid;
-use crate::integrator::{self, StepError};
+use crate::integrator::{self, Integrator, StepError};
 use crate::logger::{Category, Logger, Status, OK};
 use crate::model::Model;
 use crate::snapshot::Snapshot;
@@ -67,9 +67,6 @@ pub mod allowed {
     pub const STATUS: &[FmiState] = &[StepComplete, StepFailed, Terminated];
 }
 
-/// An input following a ramp over a step: its setter, value at the step start, slope.
-type Ramp<M> = (fn(&mut M, f64), f64, f64);
-
 /// Result of an instance method: the status to return, the reason already formatted.
 pub type CallResult = Result<Status, String>;
 
@@ -88,6 +85,10 @@ pub struct Instance<M: Model> {
     slopes: Vec<f64>,
     /// Outputs must be recomputed before they are read (an input or parameter changed).
     dirty: bool,
+    /// Built for the tolerance in force, when first needed.
+    integrator: Option<Integrator<M>>,
+    /// The solver's next trial step (NaN before the first step): part of the FMU state.
+    step_size: f64,
 }
 
 impl<M: Model> Instance<M> {
@@ -107,6 +108,8 @@ impl<M: Model> Instance<M> {
             last_successful_time: 0.0,
             slopes: vec![0.0; n],
             dirty: true,
+            integrator: None,
+            step_size: f64::NAN,
         }
     }
 
@@ -124,6 +127,16 @@ impl<M: Model> Instance<M> {
         self.last_successful_time = 0.0;
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
+        self.step_size = f64::NAN;
+    }
+
+    /// The integrator for the current tolerance, built (it allocates) only when that changed.
+    fn integrator(&mut self) -> Result<&mut Integrator<M>, String> {
+        let tolerance = self.tolerance;
+        if self.integrator.as_ref().map(Integrator::rtol) != Some(tolerance) {
+            self.integrator = Some(Integrator::new(tolerance)?);
+        }
+        Ok(self.integrator.as_mut().expect("built above"))
     }
 
     pub fn log_event(&self, message: &str) {
@@ -370,28 +383,28 @@ impl<M: Model> Instance<M> {
             return self.failed(format!("t = {tc}: step refused: {e}"));
         }
 
+        if let Err(e) = self.integrator() {
+            return self.failed(format!("t = {tc}: the integrator: {e}"));
+        }
+        let integrator = self.integrator.as_mut().expect("built above");
         // Inputs with a derivative follow a ramp over the step.
-        let ramps: Vec<Ramp<M>> = self
-            .vars
-            .iter()
-            .zip(&self.slopes)
-            .filter(|(_, s)| **s != 0.0)
-            .filter_map(|(v, s)| match v.access {
-                Access::Real { get, set } => Some((set, get(&self.model), *s)),
-                _ => None,
-            })
-            .collect();
-        let inputs = move |m: &mut M, time: f64| {
-            for (set, u, du) in &ramps {
-                set(m, u + du * (time - tc));
-            }
-        };
-
+        let model = &self.model;
+        integrator.set_inputs(
+            tc,
+            self.vars
+                .iter()
+                .zip(&self.slopes)
+                .filter(|(_, s)| **s != 0.0)
+                .filter_map(|(v, s)| match v.access {
+                    Access::Real { get, set } => Some((set, get(model), *s)),
+                    _ => None,
+                }),
+        );
         let before = self.model.clone();
-        if !self.slopes.iter().all(|s| *s == 0.0) {
+        if self.slopes.iter().any(|s| *s != 0.0) {
             // Inputs are linear over the step: valid at both ends means valid throughout.
             let mut end = before.clone();
-            inputs(&mut end, t_end);
+            integrator.apply_inputs(&mut end, t_end);
             if let Err(e) = end.check_inputs() {
                 return self.failed(format!(
                     "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
@@ -400,14 +413,8 @@ impl<M: Model> Instance<M> {
         }
         let logger = &self.logger;
         let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
-        let result = integrator::integrate(
-            &mut self.model,
-            tc,
-            t_end,
-            self.tolerance,
-            &inputs,
-            &mut log,
-        );
+        let mut h = self.step_size;
+        let result = integrator.integrate(&mut self.model, tc, t_end, &mut h, &mut log);
         if let Err(e) = result {
             self.model = before;
             return self.failed(format!(
@@ -415,7 +422,8 @@ impl<M: Model> Instance<M> {
                 step_error_text(&e)
             ));
         }
-        inputs(&mut self.model, t_end);
+        integrator.apply_inputs(&mut self.model, t_end);
+        self.step_size = h;
         self.model.update_outputs(t_end);
         self.dirty = false;
         self.time = t_end;
@@ -440,6 +448,7 @@ impl<M: Model> Instance<M> {
             stop_time: self.stop_time,
             tolerance: self.tolerance,
             last_successful_time: self.last_successful_time,
+            step_size: self.step_size,
             values: self.vars.iter().map(|v| v.value(&self.model)).collect(),
             slopes: self.slopes.clone(),
         };
@@ -476,6 +485,7 @@ impl<M: Model> Instance<M> {
         self.stop_time = s.stop_time;
         self.tolerance = s.tolerance;
         self.last_successful_time = s.last_successful_time;
+        self.step_size = s.step_size;
         self.slopes = s.slopes;
         self.dirty = true;
         Ok(())

@@ -1,17 +1,31 @@
 //! Integration over one communication step, with state and time events located inside it.
 //!
-//! Each segment between events is integrated with diffsol's Tsit45 (explicit Runge-Kutta 5(4)
-//! with error control), or with its BDF while the model reports itself stiff. A zero crossing
-//! of an event indicator is located by diffsol's root finder
-//! (Illinois-modified secant on the dense output, to a few hundred ulp of the time, as tested), the state is
-//! moved back to the crossing, the model's event update is repeated until no mode changes, and
-//! the integrator restarts from there. The integrator is rebuilt at every step start and at every
-//! event, so its whole state is the model state: nothing else needs to be saved in an FMU state
-//! for a rollback to reproduce a step bit for bit.
+//! Each instance keeps one diffsol problem and one Tsit45 solver (explicit Runge-Kutta 5(4)
+//! with error control) for its whole life: a step costs the Runge-Kutta stages, not the building
+//! of a solver, and allocates nothing. While the model reports itself stiff, a segment is
+//! integrated with diffsol's BDF instead, built on the same problem for that segment.
+//!
+//! What carries over from one segment to the next is the step size the solver proposed last
+//! (`h`): every segment starts from the model's states, with the derivative evaluated afresh
+//! (inputs may jump at a communication point), so that `h`, the model's variables and the input
+//! ramps are the whole integrator state, and an FMU state that holds them reproduces a step bit
+//! for bit. (The step-size controller is diffsol's integral one, which remembers no earlier
+//! error.)
+//!
+//! A zero crossing of an event indicator is located by diffsol's root finder (Illinois-modified
+//! secant on the dense output, to a few hundred ulp of the time, as tested). The solver then
+//! steps again from the start of that step, with the crossing as its stop time, so the states
+//! at the event have the accuracy of a step end rather than of the dense output. The model's
+//! event update is repeated until no mode changes, and the integration goes on from there.
 
 use crate::model::{Invalid, Model};
-use diffsol::{NalgebraLU, NalgebraMat, OdeBuilder, OdeSolverMethod, OdeSolverStopReason, Vector};
+use diffsol::error::DiffsolError;
+use diffsol::{
+    ExplicitRk, NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, NonLinearOp, OdeBuilder,
+    OdeEquationsImplicit, OdeSolverMethod, OdeSolverProblem, OdeSolverStopReason, Vector,
+};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// How many event updates in a row may change a mode before the event is declared chattering.
 pub const MAX_EVENT_ITERATIONS: usize = 100;
@@ -62,225 +76,692 @@ pub fn event_iteration<M: Model>(model: &mut M, t: f64) -> Result<usize, StepErr
     ))
 }
 
-enum SegmentEnd {
-    /// The segment's end time, with the states there.
-    Reached(Vec<f64>),
-    /// A zero crossing that may change a mode, at this time.
-    Root(f64, Vec<f64>),
+/// An input following a ramp over a step: its setter, value at the step start, slope.
+pub type Ramp<M> = (fn(&mut M, f64), f64, f64);
+
+/// The inputs over one communication step: each ramp starts at `tc`.
+pub struct Inputs<M> {
+    tc: f64,
+    ramps: Vec<Ramp<M>>,
 }
 
-/// Integrates `model` from `t0` to `t1`. `inputs(model, t)` sets the inputs to their values at
-/// `t` (the runtime extrapolates them with the input derivatives from the master).
-pub fn integrate<M: Model>(
-    model: &mut M,
-    t0: f64,
-    t1: f64,
-    rtol: f64,
-    inputs: &dyn Fn(&mut M, f64),
-    log_event: &mut dyn FnMut(&str),
-) -> Result<StepStats, StepError> {
-    let mut stats = StepStats::default();
-    let mut segments = 0;
-    let mut t = t0;
-    // Inputs may have jumped at the communication point: settle the modes first, because a
-    // condition that is already true at the start of a segment is no zero crossing.
-    inputs(model, t);
-    if event_iteration(model, t)? > 0 {
-        log_event(&format!("mode change at the communication point t = {t}"));
+impl<M> Inputs<M> {
+    /// Sets the inputs of `model` to their values at `t`.
+    pub fn apply(&self, model: &mut M, t: f64) {
+        for (set, u, du) in &self.ramps {
+            set(model, u + du * (t - self.tc));
+        }
     }
-    while t1 - t > time_epsilon(t1) {
-        let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
-        let t_stop = time_event.unwrap_or(t1);
-        match segment(model, t, t_stop, rtol, inputs)? {
-            SegmentEnd::Reached(x) => {
-                model.set_states(&x);
-                t = t_stop;
-                inputs(model, t);
-                if time_event.is_some() {
-                    stats.time_events += 1;
-                    log_event(&format!("time event at t = {t}"));
-                    event_iteration(model, t)?;
+}
+
+/// What the problem's closures evaluate: a working copy of the model and the step's inputs.
+struct Context<M> {
+    model: M,
+    inputs: Inputs<M>,
+}
+
+impl<M: Model> Context<M> {
+    fn at(&mut self, x: &[f64], t: f64) -> &M {
+        self.inputs.apply(&mut self.model, t);
+        self.model.set_states(x);
+        &self.model
+    }
+}
+
+/// How a segment ended.
+enum SegmentEnd {
+    /// At its end time.
+    Reached,
+    /// At a zero crossing that changes a mode, at this time.
+    Root(f64),
+}
+
+/// A mode-changing test of a zero crossing: time and states there.
+type ChangesMode<'a> = dyn FnMut(f64, &[f64]) -> bool + 'a;
+
+/// The integrator of one instance.
+pub struct Integrator<M: Model> {
+    context: Rc<RefCell<Context<M>>>,
+    /// None for a model without continuous states.
+    solver: Option<Box<dyn Segment>>,
+    rtol: f64,
+    /// The states, between the solver and the model.
+    x: Vec<f64>,
+}
+
+impl<M: Model> Integrator<M> {
+    pub fn new(rtol: f64) -> Result<Self, String> {
+        let context = Rc::new(RefCell::new(Context {
+            model: M::default(),
+            inputs: Inputs {
+                tc: 0.0,
+                ramps: Vec::new(),
+            },
+        }));
+        let solver = if M::STATES == 0 {
+            None
+        } else {
+            Some(solver(context.clone(), rtol).map_err(|e| e.to_string())?)
+        };
+        Ok(Integrator {
+            context,
+            solver,
+            rtol,
+            x: vec![0.0; M::STATES],
+        })
+    }
+
+    pub fn rtol(&self) -> f64 {
+        self.rtol
+    }
+
+    /// Sets the input ramps of the step that starts at `tc`. Allocates only when more inputs
+    /// have a derivative than ever before.
+    pub fn set_inputs(&mut self, tc: f64, ramps: impl Iterator<Item = Ramp<M>>) {
+        let mut c = self.context.borrow_mut();
+        c.inputs.tc = tc;
+        c.inputs.ramps.clear();
+        c.inputs.ramps.extend(ramps);
+    }
+
+    /// Sets the inputs of `model` to their values at `t` on the current ramps.
+    pub fn apply_inputs(&self, model: &mut M, t: f64) {
+        self.context.borrow().inputs.apply(model, t);
+    }
+
+    /// Integrates `model` from `t0` to `t1` with the inputs set by [`Integrator::set_inputs`].
+    /// `h` is the step size the solver proposed last (NaN: none yet); it is updated.
+    pub fn integrate(
+        &mut self,
+        model: &mut M,
+        t0: f64,
+        t1: f64,
+        h: &mut f64,
+        log_event: &mut dyn FnMut(&str),
+    ) -> Result<StepStats, StepError> {
+        let mut stats = StepStats::default();
+        let mut segments = 0;
+        let mut t = t0;
+        // Inputs may have jumped at the communication point: settle the modes first, because a
+        // condition that is already true at the start of a segment is no zero crossing.
+        self.apply_inputs(model, t);
+        // After a mode change the step size learned before says little, and an indicator may
+        // start at zero: the solver then starts with a first step of its own estimate.
+        let mut restart = event_iteration(model, t)? > 0;
+        if restart {
+            log_event(&format!("mode change at the communication point t = {t}"));
+        }
+        if !(h.is_finite() && *h > 0.0) {
+            *h = t1 - t0;
+            restart = true;
+        }
+        while t1 - t > time_epsilon(t1) {
+            let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
+            let t_stop = time_event.unwrap_or(t1);
+            let end = self.segment(model, t, t_stop, h, restart)?;
+            restart = false;
+            match end {
+                SegmentEnd::Reached => {
+                    t = t_stop;
+                    self.apply_inputs(model, t);
+                    if time_event.is_some() {
+                        stats.time_events += 1;
+                        log_event(&format!("time event at t = {t}"));
+                        restart = event_iteration(model, t)? > 0;
+                    }
                 }
-            }
-            SegmentEnd::Root(tr, x) => {
-                model.set_states(&x);
-                t = tr;
-                inputs(model, t);
-                // A crossing at rounding level that changes no mode is no event.
-                if event_iteration(model, t)? > 0 {
-                    stats.state_events += 1;
-                    log_event(&format!("state event at t = {t}"));
-                }
-                segments += 1;
-                if segments > MAX_SEGMENTS {
-                    return Err(StepError::Solver(
-                        t,
-                        format!("more than {MAX_SEGMENTS} events in one step: the model chatters"),
-                    ));
+                SegmentEnd::Root(tr) => {
+                    t = tr;
+                    self.apply_inputs(model, t);
+                    // A crossing at rounding level that changes no mode is no event.
+                    if event_iteration(model, t)? > 0 {
+                        stats.state_events += 1;
+                        log_event(&format!("state event at t = {t}"));
+                        restart = true;
+                    }
+                    segments += 1;
+                    if segments > MAX_SEGMENTS {
+                        return Err(StepError::Solver(
+                            t,
+                            format!(
+                                "more than {MAX_SEGMENTS} events in one step: the model chatters"
+                            ),
+                        ));
+                    }
                 }
             }
         }
+        Ok(stats)
     }
-    Ok(stats)
+
+    /// Integrates from `t0` to `t1` or to the first crossing that changes a mode; leaves the
+    /// states there in `model`.
+    fn segment(
+        &mut self,
+        model: &mut M,
+        t0: f64,
+        t1: f64,
+        h: &mut f64,
+        restart: bool,
+    ) -> Result<SegmentEnd, StepError> {
+        let Some(solver) = self.solver.as_mut() else {
+            return Ok(SegmentEnd::Reached);
+        };
+        if t1 - t0 <= time_epsilon(t1) {
+            // Nothing to integrate, but event indicators may still change sign with the inputs.
+            return Ok(SegmentEnd::Reached);
+        }
+        model.get_states(&mut self.x);
+        // The closures see the model's parameters, modes and inputs as they are now.
+        self.context.borrow_mut().model.clone_from(model);
+        let stiff = model.stiff();
+        let context = &self.context;
+        // An indicator that merely touches zero (diffsol reports a root wherever one is exactly
+        // 0) changes no mode: the event is tried on a copy of the model first.
+        let mut changes_mode = |tr: f64, x: &[f64]| {
+            let mut probe = model.clone();
+            probe.set_states(x);
+            context.borrow().inputs.apply(&mut probe, tr);
+            !matches!(event_iteration(&mut probe, tr), Ok(0))
+        };
+        // Should diffsol panic (it unwraps some internal errors), that is a failed step, not a
+        // broken instance: fmi2Error, and a rollback with fmi2SetFMUstate or a reset recovers.
+        let x = &mut self.x;
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            solver.run(t0, t1, x, h, How { stiff, restart }, &mut changes_mode)
+        }));
+        let end = run.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            Err(StepError::Solver(
+                t0,
+                format!("the integrator failed: {what}"),
+            ))
+        })?;
+        model.set_states(&self.x);
+        Ok(end)
+    }
 }
 
-fn segment<M: Model>(
-    model: &mut M,
-    t0: f64,
-    t1: f64,
+/// Builds the diffsol problem whose closures evaluate the model in `context`, and its solver.
+fn solver<M: Model>(
+    context: Rc<RefCell<Context<M>>>,
     rtol: f64,
-    inputs: &dyn Fn(&mut M, f64),
-) -> Result<SegmentEnd, StepError> {
+) -> Result<Box<dyn Segment>, DiffsolError> {
+    let kept = problem(context.clone(), rtol, 0.0, 1.0)?;
+    // BDF gets a problem of its own per segment, starting there (see `Diffsol::implicit`).
+    let rebuild = Box::new(move |t0: f64, h0: f64| problem(context.clone(), rtol, t0, h0));
+    Ok(Box::new(Diffsol::new(kept, rebuild)?))
+}
+
+/// The problem starting at `t0` (with step `h0`) from the states of the context's model.
+fn problem<M: Model>(
+    context: Rc<RefCell<Context<M>>>,
+    rtol: f64,
+    t0: f64,
+    h0: f64,
+) -> Result<
+    OdeSolverProblem<
+        impl OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+            + 'static,
+    >,
+    DiffsolError,
+> {
     let n = M::STATES;
-    if n == 0 || t1 - t0 <= time_epsilon(t1) {
-        // Nothing to integrate, but event indicators may still change sign with the inputs.
-        return Ok(SegmentEnd::Reached(states(model)));
-    }
-    let x0 = states(model);
-    let stiff = model.stiff();
-    let solver_error = |e: diffsol::error::DiffsolError| StepError::Solver(t0, e.to_string());
-    let cell = RefCell::new(model);
-    let evaluate = |x: &[f64], t: f64| {
-        let mut guard = cell.borrow_mut();
-        let m: &mut M = &mut guard;
-        inputs(m, t);
-        m.set_states(x);
-        guard
-    };
-    let nroots = M::EVENT_INDICATORS.max(1);
-    let problem = OdeBuilder::<NalgebraMat<f64>>::new()
+    let (rhs, jv, init, root) = (context.clone(), context.clone(), context.clone(), context);
+    OdeBuilder::<NalgebraMat<f64>>::new()
         .t0(t0)
-        .h0(t1 - t0)
+        .h0(h0)
         .rtol(rtol)
         .atol([rtol * ATOL_PER_RTOL])
         .rhs_implicit(
-            |x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| evaluate(x, t).derivatives(t, dx),
+            move |x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| {
+                rhs.borrow_mut().at(x, t).derivatives(t, dx)
+            },
             // Jacobian times v by a forward difference: only the implicit (stiff) solver asks.
-            |x: &[f64], _p: &[f64], t: f64, v: &[f64], jv: &mut [f64]| {
+            move |x: &[f64], _p: &[f64], t: f64, v: &[f64], jv_out: &mut [f64]| {
                 let norm_v = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
                 if norm_v == 0.0 {
-                    jv.fill(0.0);
+                    jv_out.fill(0.0);
                     return;
                 }
                 let norm_x = x.iter().fold(0.0f64, |m, a| m.max(a.abs()));
                 let eps = f64::EPSILON.sqrt() * (1.0 + norm_x) / norm_v;
                 let shifted: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + eps * b).collect();
                 let mut f0 = vec![0.0; x.len()];
-                evaluate(x, t).derivatives(t, &mut f0);
-                evaluate(&shifted, t).derivatives(t, jv);
-                for (j, f) in jv.iter_mut().zip(&f0) {
+                let mut c = jv.borrow_mut();
+                c.at(x, t).derivatives(t, &mut f0);
+                c.at(&shifted, t).derivatives(t, jv_out);
+                for (j, f) in jv_out.iter_mut().zip(&f0) {
                     *j = (*j - f) / eps;
                 }
             },
         )
+        // Only read when a solver is built: the segment sets its own start state.
         .init(
-            |_p: &[f64], _t: f64, y: &mut [f64]| y.copy_from_slice(&x0),
+            move |_p: &[f64], _t: f64, y: &mut [f64]| init.borrow().model.get_states(y),
             n,
         )
         .root(
-            |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
+            move |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
                 if M::EVENT_INDICATORS == 0 {
                     z[0] = 1.0; // diffsol wants at least one root function; this one never crosses
                 } else {
-                    evaluate(x, t).event_indicators(t, z)
+                    root.borrow_mut().at(x, t).event_indicators(t, z)
                 }
             },
-            nroots,
+            M::EVENT_INDICATORS.max(1),
         )
         .build()
-        .map_err(solver_error)?;
-    // An indicator that merely touches zero (diffsol reports a root wherever one is exactly 0)
-    // changes no mode: the event is tried on a copy of the model first.
-    let changes_mode = |tr: f64, x: &[f64]| {
-        let mut probe = cell.borrow().clone();
-        probe.set_states(x);
-        inputs(&mut probe, tr);
-        !matches!(event_iteration(&mut probe, tr), Ok(0))
-    };
-    // Should diffsol panic (it unwraps some internal errors), that is a failed step, not a
-    // broken instance: fmi2Error, and a rollback with fmi2SetFMUstate or a reset recovers.
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if stiff {
-            let mut solver = problem.bdf::<NalgebraLU<f64>>().map_err(solver_error)?;
-            drive!(solver, t1, changes_mode, solver_error)
-        } else {
-            let mut solver = problem.tsit45().map_err(solver_error)?;
-            drive!(solver, t1, changes_mode, solver_error)
-        }
-    }));
-    run.unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("a panic");
-        Err(StepError::Solver(
-            t0,
-            format!("the integrator failed: {what}"),
-        ))
-    })
 }
 
-/// Steps a diffsol solver to `t1` or to the first zero crossing that changes a mode.
-macro_rules! drive {
-    ($solver:ident, $t1:expr, $changes_mode:expr, $error:expr) => {{
-        $solver.set_stop_time($t1).map_err($error)?;
-        let mut steps = 0usize;
-        loop {
-            steps += 1;
-            if steps > MAX_INTERNAL_STEPS {
-                // Inputs far outside what the model is made for (1e300 N.m, say) would make the
-                // step take forever: give up with a reason instead of hanging the master.
+/// Integration of one segment, whatever the problem's closure types.
+trait Segment {
+    /// From `t0` with states `x` toward `t1`; `x` ends as the states at the segment's end, `h`
+    /// as the step size to try next.
+    fn run(
+        &mut self,
+        t0: f64,
+        t1: f64,
+        x: &mut [f64],
+        h: &mut f64,
+        how: How,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<SegmentEnd, StepError>;
+}
+
+/// How a segment is integrated.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    /// With BDF rather than Tsit45.
+    stiff: bool,
+    /// With a first step estimated afresh (after a mode change) rather than the one learned.
+    restart: bool,
+}
+
+type Vec64 = NalgebraVec<f64>;
+
+/// A start of step to go back to: time, states, derivative, trial step.
+struct Start {
+    t: f64,
+    y: Vec64,
+    dy: Vec64,
+}
+
+/// A diffsol problem with its Tsit45 solver, kept for the life of an instance.
+struct Diffsol<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    // Declared before `problem` so that it is dropped first: it borrows the problem.
+    rk: ExplicitRk<'static, Eqn>,
+    /// Boxed so that its address stays put while `rk` borrows it; never moved out or changed.
+    problem: Box<OdeSolverProblem<Eqn>>,
+    start: Start,
+    /// Dense-output values.
+    buffer: Vec64,
+    /// The dense-output states at a crossing, should landing on it fail.
+    fallback: Vec<f64>,
+    /// A problem starting at a given time and step, for a BDF segment.
+    rebuild: Rebuild<Eqn>,
+}
+
+type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
+
+fn error_at(t: f64) -> impl Fn(DiffsolError) -> StepError {
+    move |e| StepError::Solver(t, e.to_string())
+}
+
+impl<Eqn> Diffsol<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    fn new(problem: OdeSolverProblem<Eqn>, rebuild: Rebuild<Eqn>) -> Result<Self, DiffsolError> {
+        let problem = Box::new(problem);
+        // SAFETY: the problem lives on the heap, owned by this struct, and is never moved out,
+        // replaced or mutated while the solver exists; the solver is dropped before it (field
+        // order) and the reference never leaves this struct.
+        let shared: &'static OdeSolverProblem<Eqn> =
+            unsafe { &*(problem.as_ref() as *const OdeSolverProblem<Eqn>) };
+        let rk = shared.tsit45()?;
+        let y = rk.state().y.clone();
+        Ok(Diffsol {
+            start: Start {
+                t: 0.0,
+                y: y.clone(),
+                dy: y.clone(),
+            },
+            fallback: vec![0.0; y.len()],
+            rebuild,
+            buffer: y,
+            rk,
+            problem,
+        })
+    }
+
+    /// Puts the solver at `t` with states `x`, the derivative evaluated there, and step `h`.
+    fn set(&mut self, t: f64, x: &[f64], h: f64) {
+        let state = self.rk.state_mut();
+        for (i, v) in x.iter().enumerate() {
+            state.y.set_index(i, *v);
+        }
+        *state.t = t;
+        *state.h = h;
+        self.problem.eqn.rhs().call_inplace(state.y, t, state.dy);
+    }
+
+    /// Remembers the start of the step about to be taken.
+    fn remember(&mut self) {
+        let state = self.rk.state();
+        self.start.t = state.t;
+        self.start.y.copy_from(state.y);
+        self.start.dy.copy_from(state.dy);
+    }
+
+    /// Goes back to the remembered start, to step to `t` exactly.
+    fn back_to_start(&mut self, t: f64) -> Result<(), DiffsolError> {
+        let state = self.rk.state_mut();
+        state.y.copy_from(&self.start.y);
+        state.dy.copy_from(&self.start.dy);
+        *state.t = self.start.t;
+        *state.h = t - self.start.t;
+        self.rk.set_stop_time(t)
+    }
+
+    fn states_out(&self, x: &mut [f64]) -> Result<(), StepError> {
+        let state = self.rk.state();
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = state.y.get_index(i);
+            if !v.is_finite() {
                 return Err(StepError::Solver(
-                    $solver.state().t,
-                    format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
-                ));
-            }
-            let reason = $solver.step().map_err($error)?;
-            let y = $solver.state().y;
-            if (0..y.len()).any(|i| !y.get_index(i).is_finite()) {
-                return Err(StepError::Solver(
-                    $solver.state().t,
+                    state.t,
                     "the states are no longer finite numbers: are the inputs sensible?".into(),
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    fn interpolated(&mut self, t: f64, x: &mut [f64]) -> Result<(), StepError> {
+        self.rk
+            .interpolate_inplace(t, &mut self.buffer)
+            .map_err(error_at(t))?;
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = self.buffer.get_index(i);
+        }
+        Ok(())
+    }
+
+    /// One accepted step, with the limit on their number per segment.
+    fn step(&mut self, steps: &mut usize) -> Result<OdeSolverStopReason<f64>, StepError> {
+        *steps += 1;
+        if *steps > MAX_INTERNAL_STEPS {
+            // Inputs far outside what the model is made for (1e300 N.m, say) would make the
+            // step take forever: give up with a reason instead of hanging the master.
+            return Err(StepError::Solver(
+                self.rk.state().t,
+                format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
+            ));
+        }
+        self.remember();
+        let reason = self.rk.step().map_err(error_at(self.start.t))?;
+        let y = self.rk.state().y;
+        if (0..y.len()).any(|i| !y.get_index(i).is_finite()) {
+            return Err(StepError::Solver(
+                self.rk.state().t,
+                "the states are no longer finite numbers: are the inputs sensible?".into(),
+            ));
+        }
+        Ok(reason)
+    }
+
+    fn explicit(
+        &mut self,
+        t0: f64,
+        t1: f64,
+        x: &mut [f64],
+        h: &mut f64,
+        restart: bool,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<SegmentEnd, StepError> {
+        self.set(t0, x, *h);
+        if restart {
+            // Hairer, Norsett and Wanner's first-step estimate (it allocates: events only).
+            let (p, order) = (&*self.problem, self.rk.order());
+            let mut state = self.rk.state_mut();
+            state.set_step_size(*h, &p.atol, p.rtol, &p.eqn, order);
+            *h = self.rk.state().h.min(*h);
+            *self.rk.state_mut().h = *h;
+        }
+        self.rk.set_stop_time(t1).map_err(error_at(t0))?;
+        let mut steps = 0;
+        loop {
+            let reason = self.step(&mut steps)?;
+            let (t, proposed) = (self.rk.state().t, self.rk.state().h);
+            // The step size to try next: diffsol's proposal, except where a stop time has cut
+            // it (after an internal step) or where a cut step says little about it (a final
+            // step much shorter than the one proposed before).
+            match reason {
+                OdeSolverStopReason::InternalTimestep if t + proposed < t1 - time_epsilon(t1) => {
+                    *h = proposed
+                }
+                OdeSolverStopReason::InternalTimestep => {}
+                OdeSolverStopReason::TstopReached if t - self.start.t < 0.5 * *h => {}
+                _ => *h = proposed,
             }
             match reason {
                 OdeSolverStopReason::InternalTimestep => continue,
                 OdeSolverStopReason::TstopReached => {
-                    return Ok(SegmentEnd::Reached($solver.state().y.clone_as_vec()));
+                    self.states_out(x)?;
+                    return Ok(SegmentEnd::Reached);
                 }
                 OdeSolverStopReason::RootFound(tr, _) => {
-                    let x = $solver.interpolate(tr).map_err($error)?.clone_as_vec();
-                    if !$changes_mode(tr, &x) {
-                        // A touch that changes no mode: go on. diffsol's root finder keeps the
-                        // time of its last point but the indicator values at this step's end,
-                        // and a later secant could then ask for a time outside the step (diffsol
-                        // panics). Marking the state as changed makes diffsol restart the root
-                        // finder here. diffsol also returns a root before it limits the next step
-                        // to the stop time: set the stop time again, or finish if this step got
-                        // there.
-                        let _ = $solver.state_mut();
-                        if $t1 - $solver.state().t <= time_epsilon($t1)
-                            || $solver.set_stop_time($t1).is_err()
-                        {
-                            let y = $solver.interpolate($t1).map_err($error)?;
-                            return Ok(SegmentEnd::Reached(y.clone_as_vec()));
+                    self.interpolated(tr, x)?;
+                    if changes_mode(tr, x) {
+                        self.fallback.copy_from_slice(x);
+                        if let Some(t) = self.land(tr, x, &mut steps, changes_mode)? {
+                            return Ok(SegmentEnd::Root(t));
                         }
-                        continue;
+                        // No step end was found across the crossing: the dense output there.
+                        x.copy_from_slice(&self.fallback);
+                        return Ok(SegmentEnd::Root(tr));
                     }
-                    $solver.state_mut_back(tr).map_err($error)?;
-                    return Ok(SegmentEnd::Root(tr, $solver.state().y.clone_as_vec()));
+                    // A touch that changes no mode: go on. diffsol's root finder keeps the time
+                    // of its last point but the indicator values at this step's end, and a later
+                    // secant could then ask for a time outside the step (diffsol panics).
+                    // Marking the state as changed makes diffsol restart the root finder here.
+                    // diffsol also returns a root before it limits the next step to the stop
+                    // time: set the stop time again, or finish if this step got there.
+                    let _ = self.rk.state_mut();
+                    if t1 - t <= time_epsilon(t1) || self.rk.set_stop_time(t1).is_err() {
+                        self.interpolated(t1, x)?;
+                        return Ok(SegmentEnd::Reached);
+                    }
                 }
             }
         }
-    }};
-}
-use drive;
+    }
 
-fn states<M: Model>(model: &M) -> Vec<f64> {
-    let mut x = vec![0.0; M::STATES];
-    model.get_states(&mut x);
-    x
+    /// Steps again from the start of the step that holds the crossing at `tr`, with `tr` as the
+    /// stop time: the states at the event are a step end, not the dense output.
+    fn land(
+        &mut self,
+        mut tr: f64,
+        x: &mut [f64],
+        steps: &mut usize,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<Option<f64>, StepError> {
+        loop {
+            if tr - self.start.t <= time_epsilon(tr) || self.back_to_start(tr).is_err() {
+                // The crossing is at the start of the step.
+                for (i, v) in x.iter_mut().enumerate() {
+                    *v = self.start.y.get_index(i);
+                }
+                return Ok(changes_mode(self.start.t, x).then_some(self.start.t));
+            }
+            loop {
+                match self.step(steps)? {
+                    OdeSolverStopReason::InternalTimestep => continue,
+                    OdeSolverStopReason::TstopReached => {
+                        return self.past_the_crossing(x, steps, changes_mode);
+                    }
+                    OdeSolverStopReason::RootFound(t2, _) => {
+                        let t = self.rk.state().t;
+                        if t - t2 <= 10.0 * time_epsilon(t) {
+                            // Found again where this step ends: the event is here.
+                            return self.past_the_crossing(x, steps, changes_mode);
+                        }
+                        self.interpolated(t2, x)?;
+                        if changes_mode(t2, x) {
+                            // The shorter step sees the crossing a little earlier.
+                            tr = t2;
+                            break;
+                        }
+                        let _ = self.rk.state_mut();
+                        if tr - t <= time_epsilon(tr) || self.rk.set_stop_time(tr).is_err() {
+                            return self.past_the_crossing(x, steps, changes_mode);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<Eqn> Diffsol<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    /// The solver has landed on a crossing: the event is at this step end, unless rounding left
+    /// the states just short of it (the indicator a hair from zero on the near side). Then tiny
+    /// steps, growing from 200 ulp of the time, carry them across.
+    fn past_the_crossing(
+        &mut self,
+        x: &mut [f64],
+        steps: &mut usize,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<Option<f64>, StepError> {
+        let mut t = self.rk.state().t;
+        self.states_out(x)?;
+        // diffsol takes stop times from about 100 ulp of the time on.
+        let mut delta = 200.0 * f64::EPSILON * t.abs().max(1.0);
+        for _ in 0..20 {
+            if changes_mode(t, x) {
+                return Ok(Some(t));
+            }
+            *self.rk.state_mut().h = delta;
+            delta *= 2.0;
+            // A stop time within diffsol's rounding of the current time is refused: further.
+            if self.rk.set_stop_time(t + delta / 2.0).is_err() {
+                continue;
+            }
+            while let OdeSolverStopReason::InternalTimestep = self.step(steps)? {}
+            t = self.rk.state().t;
+            self.states_out(x)?;
+        }
+        Ok(None)
+    }
+
+    /// A stiff segment with a BDF solver built for it on the same problem (it allocates).
+    fn implicit(
+        &mut self,
+        t0: f64,
+        t1: f64,
+        x: &mut [f64],
+        h: &mut f64,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<SegmentEnd, StepError> {
+        // A problem of its own, starting here: a BDF solver built on the kept problem and moved
+        // to this start keeps a Jacobian from elsewhere, and lost accuracy (3e-11 of the range
+        // of the stiff transmission test's dissipated energy became 1e-6).
+        let problem = (self.rebuild)(t0, t1 - t0).map_err(error_at(t0))?;
+        let mut bdf = problem.bdf::<NalgebraLU<f64>>().map_err(error_at(t0))?;
+        bdf.set_stop_time(t1).map_err(error_at(t0))?;
+        let mut steps = 0usize;
+        loop {
+            steps += 1;
+            if steps > MAX_INTERNAL_STEPS {
+                return Err(StepError::Solver(
+                    bdf.state().t,
+                    format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
+                ));
+            }
+            let reason = bdf.step().map_err(error_at(bdf.state().t))?;
+            let state = bdf.state();
+            for (i, v) in x.iter_mut().enumerate() {
+                *v = state.y.get_index(i);
+                if !v.is_finite() {
+                    return Err(StepError::Solver(
+                        state.t,
+                        "the states are no longer finite numbers: are the inputs sensible?".into(),
+                    ));
+                }
+            }
+            if state.t + state.h < t1 - time_epsilon(t1) {
+                *h = state.h;
+            }
+            match reason {
+                OdeSolverStopReason::InternalTimestep => continue,
+                OdeSolverStopReason::TstopReached => return Ok(SegmentEnd::Reached),
+                OdeSolverStopReason::RootFound(tr, _) => {
+                    let t = state.t;
+                    let y = bdf.interpolate(tr).map_err(error_at(tr))?;
+                    for (i, v) in x.iter_mut().enumerate() {
+                        *v = y.get_index(i);
+                    }
+                    if changes_mode(tr, x) {
+                        bdf.state_mut_back(tr).map_err(error_at(tr))?;
+                        return Ok(SegmentEnd::Root(tr));
+                    }
+                    let _ = bdf.state_mut();
+                    if t1 - t <= time_epsilon(t1) || bdf.set_stop_time(t1).is_err() {
+                        let y = bdf.interpolate(t1).map_err(error_at(t1))?;
+                        for (i, v) in x.iter_mut().enumerate() {
+                            *v = y.get_index(i);
+                        }
+                        return Ok(SegmentEnd::Reached);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<Eqn> Segment for Diffsol<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    fn run(
+        &mut self,
+        t0: f64,
+        t1: f64,
+        x: &mut [f64],
+        h: &mut f64,
+        how: How,
+        changes_mode: &mut ChangesMode,
+    ) -> Result<SegmentEnd, StepError> {
+        if how.stiff {
+            self.implicit(t0, t1, x, h, changes_mode)
+        } else {
+            self.explicit(t0, t1, x, h, how.restart, changes_mode)
+        }
+    }
+}
+
+/// One integration with a fresh integrator and no inputs, for the tests.
+#[cfg(test)]
+fn integrate<M: Model>(model: &mut M, t0: f64, t1: f64, rtol: f64) -> Result<StepStats, StepError> {
+    let mut h = f64::NAN;
+    Integrator::<M>::new(rtol)
+        .unwrap()
+        .integrate(model, t0, t1, &mut h, &mut |_| {})
 }
 
 #[cfg(test)]
@@ -301,7 +782,7 @@ mod tests {
         // One communication step of 1 s holds the first two bounces.
         let t1 = (2.0f64 / G).sqrt();
         let t2 = t1 + 2.0 * E * G * t1 / G;
-        let stats = integrate(&mut ball, 0.0, 1.0, 1e-10, &|_, _| {}, &mut |_| {}).unwrap();
+        let stats = integrate(&mut ball, 0.0, 1.0, 1e-10).unwrap();
         assert_eq!(stats.state_events, 2);
         assert_eq!(ball.bounces, 2);
         // After the second bounce: v(t2+) = E^2 * G * t1, then free flight to t = 1.
@@ -385,7 +866,7 @@ mod tests {
             fn update_outputs(&mut self, _t: f64) {}
         }
         let mut m = StepInput::default();
-        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        let stats = integrate(&mut m, 0.0, 1.0, 1e-8).unwrap();
         assert_eq!(stats.time_events, 1);
         assert!((m.x - 0.7).abs() < 1e-12, "x = {}", m.x);
     }
@@ -397,14 +878,14 @@ mod scalar_tests {
     use crate::variables::Var;
 
     /// A one-state test model: x' = f(t, x) with one indicator z(t, x), reporting `stiff`;
-    /// `calls` counts right-hand-side evaluations.
+    /// `calls` counts right-hand-side evaluations, shared by the copies the integrator works on.
     #[derive(Clone)]
     struct Scalar {
         x: f64,
         f: fn(f64, f64) -> f64,
         z: fn(f64, f64) -> f64,
         stiff: bool,
-        calls: std::cell::Cell<usize>,
+        calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     }
     impl Default for Scalar {
         fn default() -> Self {
@@ -440,7 +921,8 @@ mod scalar_tests {
             self.x = x[0];
         }
         fn derivatives(&self, t: f64, dx: &mut [f64]) {
-            self.calls.set(self.calls.get() + 1);
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             dx[0] = (self.f)(t, self.x);
         }
         fn event_indicators(&self, t: f64, z: &mut [f64]) {
@@ -456,7 +938,7 @@ mod scalar_tests {
             z: |_, _| 0.0,
             ..Default::default()
         };
-        let stats = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        let stats = integrate(&mut m, 0.0, 1.0, 1e-8).unwrap();
         assert_eq!(stats.state_events, 0);
         assert!((m.x - 1.0).abs() < 1e-12, "x = {}", m.x);
     }
@@ -469,7 +951,7 @@ mod scalar_tests {
             z: |_, x| x - 0.9,
             ..Default::default()
         };
-        let r = integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {});
+        let r = integrate(&mut m, 0.0, 1.0, 1e-8);
         assert!(r.is_err(), "{:?}", r.map(|_| ()));
     }
 
@@ -484,7 +966,7 @@ mod scalar_tests {
             stiff,
             ..Default::default()
         };
-        integrate(&mut m, 0.0, 1.0, 1e-8, &|_, _| {}, &mut |_| {}).unwrap();
+        integrate(&mut m, 0.0, 1.0, 1e-8).unwrap();
         // x = (K^2 cos t + K sin t)/(K^2 + 1) + transient e^{-K t} (gone by t = 1)
         let exact = (K * K * 1f64.cos() + K * 1f64.sin()) / (K * K + 1.0);
         assert!(
@@ -492,7 +974,7 @@ mod scalar_tests {
             "stiff {stiff}: x = {}, exact {exact}",
             m.x
         );
-        m.calls.get()
+        m.calls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     #[test]

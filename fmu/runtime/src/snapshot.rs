@@ -4,16 +4,18 @@
 //! - magic `b"FMURSST\0"`, format version `u32`;
 //! - GUID: `u32` length and UTF-8 bytes (a state only loads into the model that wrote it);
 //! - FMI state `u8`, then `time`, `start_time`, `stop_time` (NaN: undefined), `tolerance`,
-//!   `last_successful_time`, each `f64`;
+//!   `last_successful_time`, `step_size` (the integrator's next trial step; NaN: none yet),
+//!   each `f64`;
 //! - `u32` count and the value of every declared variable in value-reference order (`f64`;
 //!   integers are exact in it);
 //! - `u32` count and the input derivative of every variable (0 for non-inputs);
 //! - FNV-1a 64 checksum of everything before it, so that a corrupted state is rejected.
 //!
-//! The integrator restarts at every step, so it has no state of its own to save.
+//! The integrator restarts every segment from the model's states; its trial step size is the
+//! only thing of its own that changes results, so it is saved (since version 3).
 
 pub const MAGIC: &[u8; 8] = b"FMURSST\0";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Everything an FMU state holds besides the model's declared variables.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +26,7 @@ pub struct Snapshot {
     pub stop_time: Option<f64>,
     pub tolerance: f64,
     pub last_successful_time: f64,
+    pub step_size: f64,
     pub values: Vec<f64>,
     pub slopes: Vec<f64>,
 }
@@ -42,6 +45,7 @@ impl Snapshot {
             self.stop_time.unwrap_or(f64::NAN),
             self.tolerance,
             self.last_successful_time,
+            self.step_size,
         ] {
             b.extend_from_slice(&x.to_le_bytes());
         }
@@ -73,7 +77,7 @@ impl Snapshot {
         let version = r.u32()?;
         if version != VERSION {
             return Err(format!(
-                "FMU state format version {version}, expected {VERSION}"
+                "FMU state format version {version} is not the version this FMU reads, {VERSION}"
             ));
         }
         let len = r.u32()? as usize;
@@ -93,6 +97,7 @@ impl Snapshot {
         let stop_time = Some(r.f64()?).filter(|x| !x.is_nan());
         let tolerance = r.f64()?;
         let last_successful_time = r.f64()?;
+        let step_size = r.f64()?;
         let values = r.list(n_values)?;
         let slopes = r.list(n_values)?;
         if r.pos != body.len() {
@@ -105,6 +110,9 @@ impl Snapshot {
         {
             return Err("FMU state holds a non-finite time or tolerance".into());
         }
+        if !(step_size.is_nan() || (step_size.is_finite() && step_size > 0.0)) {
+            return Err(format!("FMU state holds a step size of {step_size}"));
+        }
         Ok(Snapshot {
             fmi_state,
             time,
@@ -112,6 +120,7 @@ impl Snapshot {
             stop_time,
             tolerance,
             last_successful_time,
+            step_size,
             values,
             slopes,
         })
@@ -170,6 +179,7 @@ mod tests {
             stop_time: Some(1.0),
             tolerance: 1e-8,
             last_successful_time: 0.25,
+            step_size: 1.5e-4,
             values: vec![1.0, -2.5, 3.0],
             slopes: vec![0.0, 0.5, 0.0],
         }
@@ -180,6 +190,18 @@ mod tests {
         let s = sample();
         let b = s.encode("{g}");
         assert_eq!(Snapshot::decode(&b, "{g}", 3), Ok(s));
+    }
+
+    /// A state written by the previous format (version 2: no step size) is refused by name.
+    #[test]
+    fn an_older_version_is_refused_naming_both() {
+        let mut b = sample().encode("{g}");
+        b[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let body = b.len() - 8;
+        let sum = fnv1a_64(&b[..body]);
+        b[body..].copy_from_slice(&sum.to_le_bytes());
+        let e = Snapshot::decode(&b, "{g}", 3).unwrap_err();
+        assert!(e.contains("version 2") && e.contains("3"), "{e}");
     }
 
     #[test]
