@@ -150,6 +150,7 @@ impl Model for CrankSlider {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
+    const ANGLE_STATES: &'static [usize] = &[0];
 
     fn variables() -> Vec<Var<Self>> {
         vec![

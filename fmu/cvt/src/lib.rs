@@ -253,6 +253,7 @@ impl Model for Cvt {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 5;
     const EVENT_INDICATORS: usize = 2;
+    const ANGLE_STATES: &'static [usize] = &[0, 2];
 
     fn variables() -> Vec<Var<Self>> {
         vec![

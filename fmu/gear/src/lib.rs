@@ -69,6 +69,7 @@ impl Model for Gear {
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const STATES: usize = 2;
+    const ANGLE_STATES: &'static [usize] = &[0];
 
     fn variables() -> Vec<Var<Self>> {
         vec![

@@ -251,6 +251,7 @@ impl Model for LossyGear {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const STATES: usize = 3;
     const EVENT_INDICATORS: usize = 4;
+    const ANGLE_STATES: &'static [usize] = &[0];
 
     fn variables() -> Vec<Var<Self>> {
         let mut vars = vec![

@@ -95,16 +95,41 @@ impl<M> Inputs<M> {
 }
 
 /// What the problem's closures evaluate: a working copy of the model and the step's inputs.
+///
+/// The solver integrates each angle state (see [`Model::ANGLE_STATES`]) as its increment from
+/// the segment's start, `offset`: its error is then controlled relative to the distance
+/// travelled, not to an angle that grows without bound (at 1200 rad and a tolerance of 1e-8,
+/// 1.2e-5 rad per step would pass, and a crank's speed paid for it).
 struct Context<M> {
     model: M,
     inputs: Inputs<M>,
+    offset: Vec<f64>,
+    /// The model's states: the solver's plus the offsets.
+    full: Vec<f64>,
 }
 
 impl<M: Model> Context<M> {
     fn at(&mut self, x: &[f64], t: f64) -> &M {
         self.inputs.apply(&mut self.model, t);
-        self.model.set_states(x);
+        for ((f, x), o) in self.full.iter_mut().zip(x).zip(&self.offset) {
+            *f = x + o;
+        }
+        self.model.set_states(&self.full);
         &self.model
+    }
+
+    /// The solver's states from the model's: angles less their offsets.
+    fn solver_states(&self, x: &mut [f64]) {
+        for (x, o) in x.iter_mut().zip(&self.offset) {
+            *x -= o;
+        }
+    }
+
+    /// The model's states from the solver's.
+    fn model_states(&self, x: &mut [f64]) {
+        for (x, o) in x.iter_mut().zip(&self.offset) {
+            *x += o;
+        }
     }
 }
 
@@ -137,6 +162,8 @@ impl<M: Model> Integrator<M> {
                 tc: 0.0,
                 ramps: Vec::new(),
             },
+            offset: vec![0.0; M::STATES],
+            full: vec![0.0; M::STATES],
         }));
         let solver = if M::STATES == 0 {
             None
@@ -252,16 +279,30 @@ impl<M: Model> Integrator<M> {
             return Ok(SegmentEnd::Reached);
         }
         model.get_states(&mut self.x);
-        // The closures see the model's parameters, modes and inputs as they are now.
-        self.context.borrow_mut().model.clone_from(model);
+        {
+            // The closures see the model's parameters, modes and inputs as they are now.
+            let mut c = self.context.borrow_mut();
+            c.model.clone_from(model);
+            c.offset.fill(0.0);
+            for &i in M::ANGLE_STATES {
+                c.offset[i] = self.x[i];
+            }
+            c.solver_states(&mut self.x);
+        }
         let stiff = model.stiff();
         let context = &self.context;
         // An indicator that merely touches zero (diffsol reports a root wherever one is exactly
         // 0) changes no mode: the event is tried on a copy of the model first.
         let mut changes_mode = |tr: f64, x: &[f64]| {
             let mut probe = model.clone();
-            probe.set_states(x);
-            context.borrow().inputs.apply(&mut probe, tr);
+            let mut c = context.borrow_mut();
+            c.full.copy_from_slice(x);
+            let Context { full, offset, .. } = &mut *c;
+            for (f, o) in full.iter_mut().zip(offset.iter()) {
+                *f += o;
+            }
+            probe.set_states(&c.full);
+            c.inputs.apply(&mut probe, tr);
             !matches!(event_iteration(&mut probe, tr), Ok(0))
         };
         // Should diffsol panic (it unwraps some internal errors), that is a failed step, not a
@@ -281,6 +322,7 @@ impl<M: Model> Integrator<M> {
                 format!("the integrator failed: {what}"),
             ))
         })?;
+        self.context.borrow().model_states(&mut self.x);
         model.set_states(&self.x);
         Ok(end)
     }
@@ -342,7 +384,11 @@ fn problem<M: Model>(
         )
         // Only read when a solver is built: the segment sets its own start state.
         .init(
-            move |_p: &[f64], _t: f64, y: &mut [f64]| init.borrow().model.get_states(y),
+            move |_p: &[f64], _t: f64, y: &mut [f64]| {
+                let c = init.borrow();
+                c.model.get_states(y);
+                c.solver_states(y);
+            },
             n,
         )
         .root(

@@ -78,6 +78,10 @@ pub trait Model: Default + Clone + Send + 'static {
     const STATES: usize;
     /// Number of event indicators; the runtime locates their zero crossings inside a step.
     const EVENT_INDICATORS: usize = 0;
+    /// Indices of the states that are shaft angles: they grow without bound and only their
+    /// increments matter, so the integrator controls their error relative to the distance
+    /// travelled rather than to their value.
+    const ANGLE_STATES: &'static [usize] = &[];
 
     /// The variable table; the value reference of a variable is its position in it.
     fn variables() -> Vec<Var<Self>>;

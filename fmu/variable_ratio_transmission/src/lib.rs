@@ -82,6 +82,7 @@ impl Model for VariableRatioTransmission {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0).with_tolerance(1e-12);
     const STATES: usize = 6;
     const EVENT_INDICATORS: usize = 1;
+    const ANGLE_STATES: &'static [usize] = &[0, 2];
 
     fn stiff(&self) -> bool {
         self.params.stiff(self.j_b, self.j_f, self.r, self.tau_f)
