@@ -17,6 +17,10 @@
  * the instance and repeats the whole run: both repeats must be bit-identical. --load-state starts
  * from a serialized state (written by either platform) at the middle step instead.
  *
+ * On Linux, `run` also counts the FMU's heap allocations (malloc and friends, which the harness
+ * defines over glibc's and exports to the FMU with -rdynamic) inside each fmi2DoStep, and the
+ * events it logs there, and prints how many steps without an event allocated anything.
+ *
  * `abuse` makes the calls a careless importer makes (wrong GUID, NULL instance and arrays, calls
  * out of order, NaN inputs, corrupted and truncated states) and checks that each returns a status
  * and the instance carries on. The exit code counts the failures. */
@@ -110,10 +114,48 @@ static int load_api(Library lib, Api *api) {
     return 1;
 }
 
+#ifndef _WIN32
+/* The FMU's allocations come here (the harness is linked with -rdynamic); counted while
+ * `counting` is set. glibc exports its allocator under these __libc_ names. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+static size_t allocations;
+static int counting;
+void *malloc(size_t n) {
+    allocations += counting;
+    return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t size) {
+    allocations += counting;
+    return __libc_calloc(n, size);
+}
+void *realloc(void *p, size_t n) {
+    allocations += counting;
+    return __libc_realloc(p, n);
+}
+void free(void *p) { __libc_free(p); }
+void *memalign(size_t alignment, size_t n) {
+    allocations += counting;
+    return __libc_memalign(alignment, n);
+}
+void *aligned_alloc(size_t alignment, size_t n) { return memalign(alignment, n); }
+int posix_memalign(void **out, size_t alignment, size_t n) {
+    void *p = memalign(alignment, n);
+    if (!p) return 12; /* ENOMEM */
+    *out = p;
+    return 0;
+}
+#endif
+
 static int verbose;
+static size_t events; /* logEvents messages since it was last cleared */
 static void logger(void *env, const char *instance, int status, const char *category,
                    const char *message, ...) {
     (void)env;
+    if (strcmp(category, "logEvents") == 0) events++;
     if (!verbose) return;
     va_list args;
     va_start(args, message);
@@ -266,6 +308,9 @@ static void get_outputs(const Api *api, Component c, const Plan *p, double *row)
     }
 }
 
+/* Steps without an event, those of them that allocated, the first of those (1-based). */
+static size_t quiet_steps, allocating_steps, first_allocating;
+
 /* Steps k = from..steps-1, writing the outputs after step k into out[k]. At step `mid` (before
  * its inputs are set) the FMU state is taken and serialized into *saved, if saved is not NULL. */
 static void simulate(const Api *api, Component c, const Plan *p, size_t from, double *out,
@@ -282,7 +327,22 @@ static void simulate(const Api *api, Component c, const Plan *p, size_t from, do
         if (p->n_inputs)
             check(api->set_real(c, p->input_vr, p->n_inputs, p->input_value + k * p->n_inputs),
                   "fmi2SetReal");
+        events = 0;
+#ifndef _WIN32
+        allocations = 0;
+        counting = 1;
+#endif
         int status = api->do_step(c, time_at(p, k), p->step, 1);
+#ifndef _WIN32
+        counting = 0;
+        if (events == 0) {
+            quiet_steps++;
+            if (allocations) {
+                allocating_steps++;
+                if (!first_allocating) first_allocating = k + 1;
+            }
+        }
+#endif
         if (status != FMI_OK) {
             fprintf(stderr, "fmu_run: fmi2DoStep at t = %.17g returned %d\n", time_at(p, k), status);
             exit(3);
@@ -328,7 +388,8 @@ static int run(const Api *api, const Plan *p, const char *uri, const char *out_p
     size_t mid = p->steps / 2, from = 0, size = 0;
     char *saved = NULL;
     double *out = array(p->steps * p->n_outputs, sizeof(double));
-    Component c = api->instantiate("fmu_run", 1, p->guid, uri, &callbacks, 0, verbose);
+    /* Logging on, so that events are seen (the logger prints only when verbose). */
+    Component c = api->instantiate("fmu_run", 1, p->guid, uri, &callbacks, 0, 1);
     if (!c) die("fmi2Instantiate returned NULL");
     initialize(api, c, p);
     int ok = 1;
@@ -354,6 +415,10 @@ static int run(const Api *api, const Plan *p, const char *uri, const char *out_p
     }
     check(api->terminate(c), "fmi2Terminate");
     api->free_instance(c);
+#ifndef _WIN32
+    printf("allocations: %zu steps without an event, %zu of them allocated, first at step %zu\n",
+           quiet_steps, allocating_steps, first_allocating);
+#endif
 
     if (save_path) {
         FILE *f = fopen(save_path, "wb");

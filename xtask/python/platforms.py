@@ -114,7 +114,27 @@ def simulate(platform, fmu, sc, work, *state_args):
     run = invoke(platform, "run", plan, fmu_dir, md.coSimulation.modelIdentifier, out, *state_args)
     if run.returncode != 0:
         raise RuntimeError(f"fmu_run on {platform} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
+    if platform == "linux64":
+        problem = allocation_problem(run.stdout)
+        if problem:
+            raise RuntimeError(problem)
     return read_rows(out, sc.outputs)
+
+
+def allocation_problem(stdout):
+    """What the Linux harness's allocation count says is wrong: a doStep without an event that
+    allocated, or no count at all. None when every such step allocated nothing."""
+    m = re.search(r"allocations: (\d+) steps without an event, (\d+) of them allocated, "
+                  r"first at step (\d+)", stdout)
+    if not m:
+        return "the harness reported no allocation count"
+    quiet, allocating, first = (int(g) for g in m.groups())
+    if quiet == 0:
+        return "no step without an event: the allocation check saw nothing"
+    if allocating:
+        return (f"{allocating} of {quiet} doSteps without an event allocated heap memory, "
+                f"the first at step {first}")
+    return None
 
 
 def linux64(fmu, sc, work):

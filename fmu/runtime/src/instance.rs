@@ -214,6 +214,10 @@ impl<M: Model> Instance<M> {
             self.model = before;
             return self.failed(format!("initialization failed: {e}"));
         }
+        // Built now, so that stepping allocates nothing.
+        if let Err(e) = self.integrator() {
+            return self.failed(format!("initialization failed: the integrator: {e}"));
+        }
         self.state = FmiState::StepComplete;
         Ok(OK)
     }
@@ -488,6 +492,11 @@ impl<M: Model> Instance<M> {
         self.step_size = s.step_size;
         self.slopes = s.slopes;
         self.dirty = true;
+        if self.state == FmiState::StepComplete {
+            // A state with another tolerance: rebuilt here, not in the next step. Should that
+            // fail, the next step reports it.
+            let _ = self.integrator();
+        }
         Ok(())
     }
 }

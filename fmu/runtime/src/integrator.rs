@@ -501,6 +501,43 @@ where
         self.problem.eqn.rhs().call_inplace(state.y, t, state.dy);
     }
 
+    /// The first-step estimate of Hairer, Norsett and Wanner (Solving ODEs I, II.4), as diffsol
+    /// computes it, but in the solver's own buffers: from the states and derivative set at `t`.
+    fn first_step(&mut self, t: f64) -> f64 {
+        let (rtol, atol) = (self.problem.rtol, self.problem.atol.get_index(0));
+        let state = self.rk.state();
+        let n = state.y.len();
+        let weight = |i: usize| atol + rtol * state.y.get_index(i).abs();
+        let norm = |v: &dyn Fn(usize) -> f64| {
+            ((0..n).map(|i| (v(i) / weight(i)).powi(2)).sum::<f64>() / n as f64).sqrt()
+        };
+        let d0 = norm(&|i| state.y.get_index(i));
+        let d1 = norm(&|i| state.dy.get_index(i));
+        let h0 = if d0 < 1e-5 || d1 < 1e-5 {
+            1e-6
+        } else {
+            0.01 * d0 / d1
+        };
+        // An explicit Euler step of h0, and the derivative there.
+        for i in 0..n {
+            self.buffer
+                .set_index(i, state.y.get_index(i) + h0 * state.dy.get_index(i));
+        }
+        self.problem
+            .eqn
+            .rhs()
+            .call_inplace(&self.buffer, t + h0, &mut self.start.dy);
+        let state = self.rk.state();
+        let d2 = norm(&|i| self.start.dy.get_index(i) - state.dy.get_index(i)) / h0;
+        let largest = d1.max(d2);
+        let h1 = if largest <= 1e-15 {
+            (h0 * 1e-3).max(1e-6)
+        } else {
+            (0.01 / largest).powf(1.0 / (self.rk.order() as f64 + 1.0))
+        };
+        (100.0 * h0).min(h1)
+    }
+
     /// Remembers the start of the step about to be taken.
     fn remember(&mut self) {
         let state = self.rk.state();
@@ -577,11 +614,7 @@ where
     ) -> Result<SegmentEnd, StepError> {
         self.set(t0, x, *h);
         if restart {
-            // Hairer, Norsett and Wanner's first-step estimate (it allocates: events only).
-            let (p, order) = (&*self.problem, self.rk.order());
-            let mut state = self.rk.state_mut();
-            state.set_step_size(*h, &p.atol, p.rtol, &p.eqn, order);
-            *h = self.rk.state().h.min(*h);
+            *h = self.first_step(t0).min(*h);
             *self.rk.state_mut().h = *h;
         }
         self.rk.set_stop_time(t1).map_err(error_at(t0))?;
