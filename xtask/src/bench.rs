@@ -1,5 +1,7 @@
-//! `cargo xtask bench`: costs through the C ABI of every packaged FMU, measured in-process with
-//! the test harness (no timing assertions anywhere: this only reports).
+//! `cargo xtask bench`: costs through the C ABI of every packaged FMU (no timing assertions
+//! anywhere: this only reports). Nanoseconds per step are measured in-process with the test
+//! harness; instructions per step (callgrind, deterministic) and the work-precision tables come
+//! from `xtask/python/bench.py` through the C harness.
 
 use fmu_harness::{Fmu, OK};
 use std::time::Instant;
@@ -98,7 +100,16 @@ pub fn bench(platforms: crate::Platforms) -> Result<(), String> {
             median(rtf)
         );
     }
-    Ok(())
+    crate::valgrind()?;
+    let harness = crate::platforms::harness()?;
+    let root = crate::root();
+    crate::run(
+        std::process::Command::new(crate::venv()?)
+            .arg(root.join("xtask/python/bench.py"))
+            .arg(root.join("target/fmu"))
+            .arg(root.join("reference-fmus"))
+            .env("FMU_RUN_DIR", harness),
+    )
 }
 
 fn variables(fmu: &Fmu, causality: model_description::Causality) -> Vec<u32> {

@@ -227,13 +227,19 @@ pub fn path_with(dir: &Path) -> String {
     )
 }
 
-/// Runs the abuse suite, which drives every packaged FMU through instantiate, simulate,
-/// get/set/serialize state, reset and free, under valgrind memcheck.
-fn memcheck() -> Result<(), String> {
+/// Installs valgrind if it is missing.
+pub fn valgrind() -> Result<(), String> {
     if Command::new("valgrind").arg("--version").output().is_err() {
         run(Command::new("apt-get").arg("update"))?;
         run(Command::new("apt-get").args(["install", "-y", "valgrind"]))?;
     }
+    Ok(())
+}
+
+/// Runs the abuse suite, which drives every packaged FMU through instantiate, simulate,
+/// get/set/serialize state, reset and free, under valgrind memcheck.
+fn memcheck() -> Result<(), String> {
+    valgrind()?;
     let runner = "valgrind -q --error-exitcode=99 --leak-check=full \
                   --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect";
     let runner: String = runner.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -617,29 +617,34 @@ where
             *h = self.first_step(t0).min(*h);
             *self.rk.state_mut().h = *h;
         }
-        self.rk.set_stop_time(t1).map_err(error_at(t0))?;
+        // A stop time left from landing on an event would stop this segment at its start; one
+        // beyond any time replaces it (diffsol has no way to clear it).
+        self.rk.set_stop_time(f64::MAX).map_err(error_at(t0))?;
         let mut steps = 0;
         loop {
+            // diffsol's proposal for the next step, before a stop time cuts it: what the next
+            // segment starts from. The stop time is set only for the step that would pass it.
+            let (t, proposal) = (self.rk.state().t, self.rk.state().h);
+            *h = proposal;
+            if t + proposal > t1 - time_epsilon(t1) && self.rk.set_stop_time(t1).is_err() {
+                // At the end already (a touch of an indicator there stopped the last step).
+                self.states_out(x)?;
+                return Ok(SegmentEnd::Reached);
+            }
             let reason = self.step(&mut steps)?;
             let (t, proposed) = (self.rk.state().t, self.rk.state().h);
-            // The step size to try next: diffsol's proposal, except where a stop time has cut
-            // it (after an internal step) or where a cut step says little about it (a final
-            // step much shorter than the one proposed before).
-            match reason {
-                OdeSolverStopReason::InternalTimestep if t + proposed < t1 - time_epsilon(t1) => {
-                    *h = proposed
-                }
-                OdeSolverStopReason::InternalTimestep => {}
-                OdeSolverStopReason::TstopReached if t - self.start.t < 0.5 * *h => {}
-                _ => *h = proposed,
-            }
             match reason {
                 OdeSolverStopReason::InternalTimestep => continue,
                 OdeSolverStopReason::TstopReached => {
+                    // A final step much shorter than proposed says little about the next one.
+                    if t - self.start.t >= 0.5 * proposal {
+                        *h = proposed;
+                    }
                     self.states_out(x)?;
                     return Ok(SegmentEnd::Reached);
                 }
                 OdeSolverStopReason::RootFound(tr, _) => {
+                    *h = proposed;
                     self.interpolated(tr, x)?;
                     if changes_mode(tr, x) {
                         self.fallback.copy_from_slice(x);
@@ -654,11 +659,9 @@ where
                     // of its last point but the indicator values at this step's end, and a later
                     // secant could then ask for a time outside the step (diffsol panics).
                     // Marking the state as changed makes diffsol restart the root finder here.
-                    // diffsol also returns a root before it limits the next step to the stop
-                    // time: set the stop time again, or finish if this step got there.
                     let _ = self.rk.state_mut();
-                    if t1 - t <= time_epsilon(t1) || self.rk.set_stop_time(t1).is_err() {
-                        self.interpolated(t1, x)?;
+                    if t1 - t <= time_epsilon(t1) {
+                        self.states_out(x)?;
                         return Ok(SegmentEnd::Reached);
                     }
                 }

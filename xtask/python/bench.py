@@ -1,0 +1,104 @@
+"""`cargo xtask bench`, the deterministic half: instructions per fmi2DoStep and work-precision.
+
+For every FMU, on its reference scenario (reference-fmus/<Model>/), through the C harness
+(`fmu_run`, linux64):
+  - instructions per fmi2DoStep, counted by valgrind's callgrind inside fmi2DoStep only
+    (`--toggle-collect`), which does not depend on the machine's load;
+  - the largest deviation from the independent reference, relative to each signal's range
+    (validate.compare), from a native run of the whole scenario;
+at the FMU's default tolerance and at 1e-4 ... 1e-12. Prints Markdown tables.
+
+Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory)
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from fmpy import read_model_description
+
+import platforms
+from importers import Scenario
+from validate import compare
+
+TOLERANCES = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
+# Callgrind runs about 50 times slower than native: it counts the first steps of each scenario.
+COUNTED_STEPS = 1000
+
+
+def run_plan(binary, fmu_dir, plan, out, valgrind_out=None):
+    command = [os.path.join(os.environ["FMU_RUN_DIR"], "fmu_run"), "run", plan, binary,
+               "file://" + fmu_dir, out]
+    if valgrind_out:
+        command = ["valgrind", "--tool=callgrind", "--toggle-collect=fmi2DoStep",
+                   f"--callgrind-out-file={valgrind_out}"] + command
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"fmu_run failed ({done.returncode}): {done.stdout}{done.stderr}")
+
+
+def instructions(path):
+    """Instructions callgrind counted (inside fmi2DoStep)."""
+    with open(path) as f:
+        return int(re.search(r"^summary: (\d+)", f.read(), re.M).group(1))
+
+
+def measure(fmu, sc, tol, work):
+    """(instructions per doStep over the first COUNTED_STEPS, largest relative deviation)."""
+    md = read_model_description(fmu)
+    fmu_dir = platforms.unpack(fmu, work)
+    binary = os.path.join(fmu_dir, "binaries", "linux64", md.coSimulation.modelIdentifier + ".so")
+    sc.tol = tol
+    plan, out = os.path.join(work, "plan.txt"), os.path.join(work, "out.txt")
+    platforms.write_plan(md, sc, plan)
+    run_plan(binary, fmu_dir, plan, out)
+    problems, worst = compare(sc, *platforms.read_rows(out, sc.outputs))
+    stop = sc.stop
+    steps = min(sc.steps(), COUNTED_STEPS)
+    sc.stop = sc.start + steps * sc.step
+    platforms.write_plan(md, sc, plan)
+    sc.stop = stop
+    cg = os.path.join(work, "callgrind.out")
+    run_plan(binary, fmu_dir, plan, out, cg)
+    # The harness steps the scenario, repeats its second half after a rollback, and repeats it
+    # whole after fmi2Reset.
+    calls = steps + (steps - steps // 2) + steps
+    return instructions(cg) / calls, worst
+
+
+def main(fmu_dir, ref_root):
+    fmus = sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu"))
+    defaults, tables = [], []
+    for name in fmus:
+        fmu = os.path.join(fmu_dir, name)
+        model = name[:-4]
+        sc = Scenario(os.path.join(ref_root, model), model)
+        default = float(read_model_description(fmu).defaultExperiment.tolerance)
+        rows = []
+        for tol in sorted(set(TOLERANCES + [default]), reverse=True):
+            with tempfile.TemporaryDirectory() as work:
+                per_step, worst = measure(fmu, Scenario(sc.directory, model), tol, work)
+            rows.append((tol, per_step, worst))
+            if tol == default:
+                defaults.append((model, default, per_step, worst, sc.steps() * sc.step))
+            print(f"bench: {model} at {tol:g}: {per_step:,.0f} instructions per doStep, "
+                  f"deviation {worst:.1e}", file=sys.stderr, flush=True)
+        tables.append((model, default, rows))
+    print("\n| FMU | default tolerance | instructions per fmi2DoStep | largest deviation from the "
+          "reference (of the signal's range) | scenario |")
+    print("|---|---|---|---|---|")
+    for model, default, per_step, worst, length in defaults:
+        print(f"| {model} | {default:g} | {per_step:,.0f} | {worst:.1e} | {length:g} s, h = 1 ms |")
+    print("\nWork-precision (reference scenario; instructions over its first "
+          f"{COUNTED_STEPS} steps):")
+    for model, default, rows in tables:
+        print(f"\n{model} (default tolerance {default:g}):\n")
+        print("| tolerance | instructions per doStep | largest deviation |")
+        print("|---|---|---|")
+        for tol, per_step, worst in rows:
+            print(f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
