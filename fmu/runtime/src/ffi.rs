@@ -247,6 +247,24 @@ pub unsafe fn get_integer<M: Model>(
     })
 }
 
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_real_output_derivatives<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    order: *const c_int,
+    v: *mut f64,
+) -> Status {
+    call::<M>(c, "fmi2GetRealOutputDerivatives", allowed::GET, |inst| {
+        inst.get_output_derivatives(
+            slice(vr, n, "vr")?,
+            slice(order, n, "order")?,
+            slice_mut(v, n, "value")?,
+        )
+    })
+}
+
 /// Boolean and String: these models declare none, so any value reference is unknown.
 /// # Safety
 /// FMI 2.0 pointer rules.
@@ -735,17 +753,12 @@ macro_rules! export_fmu {
             #[no_mangle]
             pub unsafe extern "C" fn fmi2GetRealOutputDerivatives(
                 c: *mut c_void,
-                _vr: *const u32,
+                vr: *const u32,
                 n: usize,
-                _order: *const c_int,
-                _v: *mut f64,
+                order: *const c_int,
+                v: *mut f64,
             ) -> c_int {
-                ffi::unsupported::<M>(
-                    c,
-                    "fmi2GetRealOutputDerivatives",
-                    n,
-                    "output derivatives are not provided (maxOutputDerivativeOrder=0)",
-                )
+                ffi::get_real_output_derivatives::<M>(c, vr, n, order, v)
             }
             #[no_mangle]
             pub unsafe extern "C" fn fmi2DoStep(
