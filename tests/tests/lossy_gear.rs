@@ -8,10 +8,21 @@ const FORWARD: i32 = 1;
 const STUCK: i32 = 0;
 const BACKWARD: i32 = -1;
 
-/// Parameters by name; a loss table as rows.
+/// Parameters by name; a loss table as rows; tolerance 1e-10.
 fn start<'a>(fmu: &'a Fmu, name: &str, params: &[(&str, f64)], table: &[[f64; 5]]) -> Instance<'a> {
+    start_at(fmu, name, params, table, Some(1e-10))
+}
+
+/// As [`start`], at a given tolerance (None: the FMU's default).
+fn start_at<'a>(
+    fmu: &'a Fmu,
+    name: &str,
+    params: &[(&str, f64)],
+    table: &[[f64; 5]],
+    tolerance: Option<f64>,
+) -> Instance<'a> {
     let inst = fmu.instantiate(name);
-    assert_eq!(inst.setup_experiment(Some(1e-10), 0.0, None), OK);
+    assert_eq!(inst.setup_experiment(tolerance, 0.0, None), OK);
     for (n, v) in params {
         assert_eq!(inst.set(n, *v), OK, "{n}: {}", inst.log_text());
     }
@@ -241,8 +252,23 @@ fn simpson(f: &impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
 
 /// (b) Sinusoidal torques, handed over with their first derivatives at every 1 ms step: the gear
 /// breaks away forward, stops and breaks away backward, stops again and breaks away forward.
+/// At tolerance 1e-10. Measured: switches within 2e-9 s, w_a 5.1e-9 and energy 4.4e-9 of their
+/// ranges.
 #[test]
 fn breakaway_and_reversal_match_an_independent_solution() {
+    breakaway_and_reversal(Some(1e-10), [1e-8, 4e-8, 3e-8]);
+}
+
+/// The same 4.5 s run at the FMU's default tolerance: within 1e-6 of the ranges, the accuracy
+/// the README promises there. Measured: w_a 3.8e-8, energy 1.8e-8 of their ranges.
+#[test]
+fn breakaway_and_reversal_at_the_default_tolerance() {
+    breakaway_and_reversal(None, [1e-6, 1e-6, 1e-6]);
+}
+
+/// The run of (b) at `tolerance`; bounds on the switch times (s), w_a and the dissipated energy
+/// (of their ranges).
+fn breakaway_and_reversal(tolerance: Option<f64>, bounds: [f64; 3]) {
     let fmu = Fmu::load("LossyGear");
     let row = [0.0, 0.8, 0.7, 0.2, 0.3];
     let (ratio, j_a, j_b) = (1.5, 0.02, 0.05);
@@ -258,7 +284,7 @@ fn breakaway_and_reversal_match_an_independent_solution() {
         ("J_b", j_b),
         ("w_b_start", 0.0),
     ];
-    let inst = start(&fmu, "sine", &params, &table);
+    let inst = start_at(&fmu, "sine", &params, &table, tolerance);
     let h = 1e-3;
     let steps = 4500;
     let amp_a = 1.0;
@@ -363,7 +389,7 @@ fn breakaway_and_reversal_match_an_independent_solution() {
         "FMU {fmu_events:?}\nreference {ref_events:?}"
     );
     for (a, b) in fmu_events.iter().zip(&ref_events) {
-        assert!((a - b).abs() < 1e-8, "switch at {a}, reference {b}");
+        assert!((a - b).abs() < bounds[0], "switch at {a}, reference {b}");
     }
     let w_scale = ref_w.iter().fold(0.0f64, |m, w| m.max(w.abs()));
     let e_scale = energy;
@@ -375,19 +401,18 @@ fn breakaway_and_reversal_match_an_independent_solution() {
         worst_w = worst_w.max(dw.abs() / w_scale);
         worst_e = worst_e.max(de.abs() / e_scale);
         assert!(
-            dw.abs() < 4e-8 * w_scale,
+            dw.abs() < bounds[1] * w_scale,
             "t = {t}: w_a {}, reference {}",
             fmu_w[k],
             ref_w[k]
         );
         assert!(
-            de.abs() < 3e-8 * e_scale,
+            de.abs() < bounds[2] * e_scale,
             "t = {t}: energy_loss {}, dissipated by the elements {}",
             fmu_energy[k],
             ref_energy[k]
         );
     }
-    // Measured: switches within 2e-9 s, w_a 8.6e-9 and energy 5.6e-9 of their ranges.
     eprintln!("largest deviations: w_a {worst_w:.1e}, energy {worst_e:.1e} of their ranges");
 }
 
