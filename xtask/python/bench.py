@@ -6,7 +6,8 @@ For every FMU, on its reference scenario (reference-fmus/<Model>/), through the 
     (`--toggle-collect`), which does not depend on the machine's load;
   - the largest deviation from the independent reference, relative to each signal's range
     (validate.compare), from a native run of the whole scenario;
-at the FMU's default tolerance and at 1e-4 ... 1e-12. Prints Markdown tables.
+at the FMU's default tolerance and at 1e-4 ... 1e-12. Prints Markdown tables and writes them
+to docs/performance.md.
 
 Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory)
 """
@@ -85,20 +86,32 @@ def main(fmu_dir, ref_root):
             print(f"bench: {model} at {tol:g}: {per_step:,.0f} instructions per doStep, "
                   f"deviation {worst:.1e}", file=sys.stderr, flush=True)
         tables.append((model, default, rows))
-    print("\n| FMU | default tolerance | instructions per fmi2DoStep | largest deviation from the "
-          "reference (of the signal's range) | scenario |")
-    print("|---|---|---|---|---|")
+    lines = ["| FMU | default tolerance | instructions per fmi2DoStep | largest deviation from the "
+             "reference (of the signal's range) | scenario |",
+             "|---|---|---|---|---|"]
     for model, default, per_step, worst, length in defaults:
-        print(f"| {model} | {default:g} | {per_step:,.0f} | {worst:.1e} | {length:g} s, h = 1 ms |")
-    print("\nWork-precision (reference scenario; instructions over its first "
-          f"{COUNTED_STEPS} steps):")
+        lines.append(f"| {model} | {default:g} | {per_step:,.0f} | {worst:.1e} | "
+                     f"{length:g} s, h = 1 ms |")
+    lines += ["", "## Work-precision", "",
+              "Reference scenario of each FMU; instructions over its first "
+              f"{COUNTED_STEPS} steps. The deviation must fall as the tolerance tightens, "
+              "down to the accuracy of the reference itself. Several reference scenarios are "
+              "integrated exactly at any tolerance (piecewise polynomial motion): there the "
+              "deviation is rounding only."]
     for model, default, rows in tables:
-        print(f"\n{model} (default tolerance {default:g}):\n")
-        print("| tolerance | instructions per doStep | largest deviation |")
-        print("|---|---|---|")
-        for tol, per_step, worst in rows:
-            print(f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |")
-
+        lines += ["", f"### {model} (default tolerance {default:g})", "",
+                  "| tolerance | instructions per doStep | largest deviation |", "|---|---|---|"]
+        lines += [f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |" for tol, per_step, worst in rows]
+    print("\n".join(lines))
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                       "performance.md")
+    with open(doc, "w") as f:
+        f.write("# Cost and accuracy per step\n\n"
+                "Written by `cargo xtask bench` (xtask/python/bench.py): instructions inside "
+                "fmi2DoStep counted by valgrind's callgrind through the C harness (linux64 "
+                "binary, reference scenario of each FMU, default tolerance), independent of "
+                "the machine's load; deviations from the independent references in "
+                "reference-fmus/.\n\n" + "\n".join(lines) + "\n")
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
