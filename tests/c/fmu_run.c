@@ -308,8 +308,10 @@ static void get_outputs(const Api *api, Component c, const Plan *p, double *row)
     }
 }
 
+#ifndef _WIN32
 /* Steps without an event, those of them that allocated, the first of those (1-based). */
 static size_t quiet_steps, allocating_steps, first_allocating;
+#endif
 
 /* Steps k = from..steps-1, writing the outputs after step k into out[k]. At step `mid` (before
  * its inputs are set) the FMU state is taken and serialized into *saved, if saved is not NULL. */
