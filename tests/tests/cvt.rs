@@ -226,8 +226,17 @@ fn constraint_slope_matches_finite_differences_through_the_fmu() {
 #[test]
 fn impossible_geometry_is_refused_with_the_reason() {
     let fmu = Fmu::load("CVT");
+    // Apart over the whole travel ((D1 + D2)/2 peaks at 0.10126 m inside it): accepted.
+    let inst = fmu.instantiate("apart");
+    assert_eq!(inst.set("C", 0.102), OK);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
     for (params, needle) in [
         (vec![("C", 0.02)], "C = 0.02"),
+        // Overlapping pulleys (default diameters 80 and 120 mm): the belt geometry alone
+        // would accept these.
+        (vec![("C", 0.05)], "C = 0.05 is invalid: the pulleys overlap"),
+        (vec![("C", 0.09)], "C = 0.09 is invalid: the pulleys overlap"),
         (vec![("s2_start", 0.05)], "s2_start = 0.05"),
         (vec![("s2_max", 0.03), ("s1_min", -0.03)], "out of range"),
         (vec![("m2", 0.0)], "m2 = 0"),

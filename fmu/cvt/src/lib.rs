@@ -220,6 +220,38 @@ impl Cvt {
         Ok(())
     }
 
+    /// The pulleys must not overlap anywhere in the sheave travel: C > (D1 + D2)/2. The belt
+    /// geometry accepts overlapping pulleys (C = 0.05 m with the default 80/120 mm diameters
+    /// gives a belt length and a ratio), so it is checked here, on 201 points of the travel and
+    /// its ends, where D1 + D2 is largest.
+    fn check_pulleys_apart(&self, lo: f64, hi: f64) -> Result<(), Invalid> {
+        let g = self.geometry;
+        let mut largest = (f64::NEG_INFINITY, lo);
+        let mut s1_guess = g.s1_bar;
+        for k in 0..=200 {
+            let s2 = lo + (hi - lo) * f64::from(k) / 200.0;
+            let Some(s1) = g.solve_s1(s2, s1_guess) else {
+                continue;
+            };
+            s1_guess = s1;
+            let half_sum = 0.5 * (g.d1(s1) + g.d2(s2));
+            if half_sum > largest.0 {
+                largest = (half_sum, s2);
+            }
+        }
+        let (half_sum, s2) = largest;
+        if g.c <= half_sum {
+            return Err(Invalid::new(
+                "C",
+                g.c,
+                format!(
+                    "the pulleys overlap: the centre distance must exceed (D1 + D2)/2, which reaches {half_sum} m at s2 = {s2} m in the sheave travel [{lo}, {hi}]"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The travel of s2 that keeps both sheaves within their limits (s1 falls as s2 rises).
     fn effective_travel(&self) -> Result<(f64, f64), Invalid> {
         let g = self.geometry;
@@ -347,6 +379,7 @@ impl Model for Cvt {
             ));
         }
         (self.s2_lo, self.s2_hi) = (lo, hi);
+        self.check_pulleys_apart(lo, hi)?;
         if !(lo <= self.s2_start && self.s2_start <= hi) {
             return Err(Invalid::new(
                 "s2_start",
