@@ -235,8 +235,14 @@ fn impossible_geometry_is_refused_with_the_reason() {
         (vec![("C", 0.02)], "C = 0.02"),
         // Overlapping pulleys (default diameters 80 and 120 mm): the belt geometry alone
         // would accept these.
-        (vec![("C", 0.05)], "C = 0.05 is invalid: the pulleys overlap"),
-        (vec![("C", 0.09)], "C = 0.09 is invalid: the pulleys overlap"),
+        (
+            vec![("C", 0.05)],
+            "C = 0.05 is invalid: the pulleys overlap",
+        ),
+        (
+            vec![("C", 0.09)],
+            "C = 0.09 is invalid: the pulleys overlap",
+        ),
         (vec![("s2_start", 0.05)], "s2_start = 0.05"),
         (vec![("s2_max", 0.03), ("s1_min", -0.03)], "out of range"),
         (vec![("m2", 0.0)], "m2 = 0"),

@@ -56,6 +56,7 @@ pub struct Cvt {
     d2: f64,
     ratio: f64,
     ds1_ds2: f64,
+    tau_support: f64,
 }
 
 impl Default for Cvt {
@@ -107,6 +108,7 @@ impl Default for Cvt {
             d2: 0.0,
             ratio: 0.0,
             ds1_ds2: 0.0,
+            tau_support: 0.0,
         }
     }
 }
@@ -361,6 +363,7 @@ impl Model for Cvt {
                 .unit("J")
                 .describe("Sheave kinetic energy lost in inelastic stops at the travel limits")
                 .depends_on(&["s2", "v2"]),
+            Var::support_torque(real!(tau_support)).depends_on(ROTATION),
             Var::output("sheave_mode", integer!(sheave_mode))
                 .describe("0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")
                 .depends_on(SHEAVES),
@@ -492,6 +495,16 @@ impl Model for Cvt {
             self.v1 = c.s1p * self.v2;
             self.a1 = m.a1;
             self.a2 = m.a2;
+            // Both pulleys turn the same way about parallel axes: the angular momentum is
+            // J1 w1 + J2 w2, with w2 = rho w1, so dw2/dt = rho a1 + rho' v2 w1 (v2 = 0 while
+            // the sheaves are held). The housing supplies what the shaft torques do not.
+            let v2 = if self.sheave_mode == FREE {
+                self.v2
+            } else {
+                0.0
+            };
+            let a2_rot = c.rho * m.a1 + c.rho_p * v2 * self.w1;
+            self.tau_support = self.j1 * m.a1 + self.j2 * a2_rot - self.tau_1 - self.tau_2;
         }
     }
 }

@@ -27,6 +27,7 @@ pub struct Gear {
     a_b: f64,
     tau_mesh: f64,
     power_loss: f64,
+    tau_support: f64,
 }
 
 impl Default for Gear {
@@ -47,6 +48,7 @@ impl Default for Gear {
             a_a: 0.0,
             a_b: 0.0,
             tau_mesh: 0.0,
+            tau_support: 0.0,
             power_loss: 0.0,
         }
     }
@@ -137,6 +139,9 @@ impl Model for Gear {
                 .describe("Power dissipated in the gear: identically 0 for the ideal gear")
                 .depends_on(&[])
                 .initial_depends_on(&[]),
+            Var::support_torque(real!(tau_support))
+                .depends_on(DYNAMIC)
+                .initial_depends_on(INITIAL_DYNAMIC),
             Var::calculated_parameter("J_reflected", real!(j_reflected))
                 .unit("kg.m2")
                 .describe("Inertia reflected to flange b: J_b + ratio^2 J_a")
@@ -193,6 +198,9 @@ impl Model for Gear {
         // J_a a_a = tau_a + tau_mesh
         self.tau_mesh = self.j_a * self.a_a - self.tau_a;
         self.power_loss = 0.0;
+        // The inner ideal gear's cut torques: t = -tau_mesh at flange a, -ratio t at flange b;
+        // the support takes the rest, -(t - ratio t).
+        self.tau_support = (1.0 - self.ratio) * self.tau_mesh;
     }
 }
 

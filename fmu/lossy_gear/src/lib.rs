@@ -42,6 +42,7 @@ pub struct LossyGear {
     tau_mesh: f64,
     tau_loss: f64,
     power_loss: f64,
+    tau_support: f64,
 }
 
 impl Default for LossyGear {
@@ -71,6 +72,7 @@ impl Default for LossyGear {
             tau_mesh: 0.0,
             tau_loss: 0.0,
             power_loss: 0.0,
+            tau_support: 0.0,
         }
     }
 }
@@ -330,6 +332,7 @@ impl Model for LossyGear {
             Var::output("mode", integer!(mode))
                 .describe("2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")
                 .depends_on(DYNAMIC),
+            Var::support_torque(real!(tau_support)).depends_on(DYNAMIC),
             Var::local("segment", integer!(segment))
                 .describe("Loss-table interval that holds |w_a| (0-based); changes are events"),
         ]);
@@ -496,6 +499,9 @@ impl Model for LossyGear {
         self.tau_mesh = -m.t;
         self.tau_loss = m.loss;
         self.power_loss = m.power_loss;
+        // The inner gear's cut torques: t at flange a, -ratio (t - loss) at flange b; the
+        // support takes the rest (stuck: -(tau_a + tau_b)).
+        self.tau_support = (self.ratio - 1.0) * m.t - self.ratio * m.loss;
     }
 }
 

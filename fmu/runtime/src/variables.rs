@@ -143,6 +143,16 @@ impl<M> Var<M> {
         )
     }
 
+    /// The output `tau_support` (N.m) every component with a housing declares, with the sign of
+    /// the MSL's `support.tau`: the torque the housing exerts on the component about the shaft
+    /// axis, so that the external torques on the component plus `tau_support` equal the rate
+    /// of change of the angular momentum it carries. The mount carries `-tau_support`.
+    pub fn support_torque(access: Access<M>) -> Self {
+        Self::output("tau_support", access)
+            .unit("N.m")
+            .describe("Torque the housing exerts on the component about the shaft axis (MSL support.tau): external torques + tau_support = rate of change of the angular momentum the component carries; the mount carries -tau_support")
+    }
+
     /// Internal model state that is not an output (a mode, an interval index): declared so
     /// that it is part of the FMU state.
     pub fn local(name: &'static str, access: Access<M>) -> Self {

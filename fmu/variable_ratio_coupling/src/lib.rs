@@ -23,6 +23,7 @@ pub struct VariableRatioCoupling {
     tau_b: f64,
     tau_f: f64,
     power_loss: f64,
+    tau_support: f64,
 }
 
 impl Default for VariableRatioCoupling {
@@ -39,6 +40,7 @@ impl Default for VariableRatioCoupling {
             tau_b: 0.0,
             tau_f: 0.0,
             power_loss: 0.0,
+            tau_support: 0.0,
         }
     }
 }
@@ -82,6 +84,7 @@ impl Model for VariableRatioCoupling {
                     "Torque the follower shaft applies to the coupling (the follower feels -tau_F)",
                 )
                 .depends_on(ALL),
+            Var::support_torque(real!(tau_support)).depends_on(ALL),
             Var::output("phi", real!(phi))
                 .unit("rad")
                 .describe("Compliance angle (state), dphi/dt = s r w_F - w_B")
@@ -144,6 +147,8 @@ impl Model for VariableRatioCoupling {
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
         self.power_loss = q.power_loss;
+        // No inertia: the housing balances what the shafts apply.
+        self.tau_support = -(q.tau_b + q.tau_f);
     }
 }
 

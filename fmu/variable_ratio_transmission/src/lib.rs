@@ -31,6 +31,7 @@ pub struct VariableRatioTransmission {
     tau_b: f64,
     tau_f: f64,
     power_loss: f64,
+    tau_support: f64,
     a_b: f64,
     a_f: f64,
 }
@@ -57,6 +58,7 @@ impl Default for VariableRatioTransmission {
             tau_b: 0.0,
             tau_f: 0.0,
             power_loss: 0.0,
+            tau_support: 0.0,
             a_b: 0.0,
             a_f: 0.0,
         }
@@ -148,6 +150,7 @@ impl Model for VariableRatioTransmission {
                 .unit("N.m")
                 .describe("Torque the follower shaft applies to the transmission")
                 .depends_on(ALL),
+            Var::support_torque(real!(tau_support)).depends_on(ALL),
             Var::output("phi", real!(phi))
                 .unit("rad")
                 .describe("Compliance angle (state), dphi/dt = s r w_F - w_B")
@@ -238,6 +241,9 @@ impl Model for VariableRatioTransmission {
         self.power_loss = q.power_loss;
         self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
         self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
+        // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
+        // transmission carries no inertia, so its housing balances them.
+        self.tau_support = -(q.tau_b + q.tau_f);
     }
 }
 
