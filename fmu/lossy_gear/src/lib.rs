@@ -256,62 +256,15 @@ impl Model for LossyGear {
     const ANGLE_STATES: &'static [usize] = &[0];
 
     fn variables() -> Vec<Var<Self>> {
-        let mut vars = vec![
-            Var::parameter("ratio", real!(ratio))
-                .describe("Gear ratio phi_a/phi_b; non-zero, negative reverses the direction"),
-            Var::parameter("J_a", real!(j_a))
-                .unit("kg.m2")
-                .min(0.0)
-                .describe("Inertia rigidly attached to flange a"),
-            Var::parameter("J_b", real!(j_b))
-                .unit("kg.m2")
-                .min(0.0)
-                .describe("Inertia rigidly attached to flange b"),
-            Var::parameter("phi_b_start", real!(phi_b_start))
-                .unit("rad")
-                .describe("Initial angle of flange b"),
-            Var::parameter("w_b_start", real!(w_b_start))
-                .unit("rad/s")
-                .describe("Initial speed of flange b"),
+        let mut vars = gear_interface::gear_interface!(DYNAMIC, None);
+        vars.push(
             Var::parameter("nLossRows", integer!(n_rows))
                 .min(1.0)
                 .max(MAX_ROWS as f64)
                 .describe("Number of rows of lossTable in use (1..10); later rows are ignored"),
-        ];
+        );
         vars.extend(table_variables());
         vars.extend([
-            Var::input("tau_a", real!(tau_a))
-                .unit("N.m")
-                .describe("External torque on the a-side inertia, positive in the positive direction of rotation"),
-            Var::input("tau_b", real!(tau_b))
-                .unit("N.m")
-                .describe("External torque on the b-side inertia, positive in the positive direction of rotation"),
-            Var::output("phi_a", real!(phi_a))
-                .unit("rad")
-                .describe("Angle of flange a")
-                .depends_on(&["phi_b"]),
-            Var::output("w_a", real!(w_a))
-                .unit("rad/s")
-                .describe("Speed of flange a")
-                .depends_on(&["w_b"]),
-            Var::output("a_a", real!(a_a))
-                .unit("rad/s2")
-                .describe("Acceleration of flange a")
-                .depends_on(DYNAMIC),
-            Var::output("phi_b", real!(phi_b))
-                .unit("rad")
-                .describe("Angle of flange b (state)")
-                .depends_on(&["phi_b"]),
-            Var::output("w_b", real!(w_b))
-                .unit("rad/s")
-                .describe("Speed of flange b (state)")
-                .derivative_of("phi_b")
-                .depends_on(&["w_b"]),
-            Var::output("a_b", real!(a_b))
-                .unit("rad/s2")
-                .describe("Acceleration of flange b")
-                .derivative_of("w_b")
-                .depends_on(DYNAMIC),
             Var::output("tau_mesh", real!(tau_mesh))
                 .unit("N.m")
                 .describe("Torque the gear exerts on the a-side inertia through flange a; the constraint torque while stuck")
@@ -340,25 +293,7 @@ impl Model for LossyGear {
     }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
-        if !(self.ratio.is_finite() && self.ratio != 0.0) {
-            return Err(Invalid::new(
-                "ratio",
-                self.ratio,
-                "must be finite and non-zero",
-            ));
-        }
-        for (name, j) in [("J_a", self.j_a), ("J_b", self.j_b)] {
-            if !(j.is_finite() && j >= 0.0) {
-                return Err(Invalid::new(name, j, "must be finite and >= 0"));
-            }
-        }
-        if !(self.j_reflected() > 0.0 && self.j_reflected().is_finite()) {
-            return Err(Invalid::new(
-                "J_b",
-                self.j_b,
-                "J_b + ratio^2 J_a must be positive",
-            ));
-        }
+        gear_interface::reflected_inertia(self.ratio, self.j_a, self.j_b)?;
         if !(1..=MAX_ROWS as i32).contains(&self.n_rows) {
             return Err(Invalid::new(
                 "nLossRows",
