@@ -446,7 +446,80 @@ def variable_ratio_coupling():
     write_opt(os.path.join(d, "VariableRatioCoupling_ref.opt"), 0.0, n * h, h, 1e-10)
 
 
+def fast_drivetrain():
+    """FastDrivetrain, default parameters (the four-shaft twin in first gear), from rest: a
+    pulsing engine torque against a growing chain load while the casing rolls, pitches and
+    yaws, every input held over each 1 ms step.
+
+    Independent solution: the complete four-shaft model, shaft by shaft, not the two discs.
+    With the inputs held over a step, d/dt sum_k rho_k Jyy_k Omega_k,y = Q is constant, so the
+    sprocket speed is exactly linear and its angle quadratic within a step; when the casing's
+    omega_y jumps at a communication point, sum_k rho_k Jyy_k Omega_k,y (the spin's momentum,
+    on which no impulsive torque acts) is continuous. The casing moment is Newton-Euler per
+    shaft, M = tau_ext e_y - sum_k (J_k dOmega_k/dt + omega x J_k Omega_k), less the rigid part
+    omega x J_eff omega the host carries (J_eff = diag(alpha, beta - gamma^2/delta, alpha)).
+    """
+    primary, g1 = 1.925, 2.846
+    # (m, Jxx, Jyy, rho in first gear): crank, balancer, main shaft, counter shaft
+    shafts = [(8.0, 0.06, 0.009, primary * g1), (1.8, 0.012, 0.0012, -primary * g1),
+              (3.5, 0.02, 0.0045, -g1), (2.8, 0.016, 0.0012, 1.0)]
+    rho_crank = shafts[0][3]
+    gamma = sum(r * jy for _, _, jy, r in shafts)
+    delta = sum(r * r * jy for _, _, jy, r in shafts)
+    alpha = sum(jx for _, jx, _, _ in shafts)
+    beta = sum(jy for _, _, jy, _ in shafts)
+    j_eff = (alpha, beta - gamma * gamma / delta, alpha)
+    h, n = 1e-3, 2000
+
+    def inputs(t):
+        return (40.0 + 20.0 * math.sin(2 * math.pi * 3 * t), -120.0 - 40.0 * t,
+                0.8 * math.sin(math.pi * t), 0.1 * math.sin(2 * math.pi * t), 0.3 * math.sin(0.5 * math.pi * t))
+
+    def cross(a, b):
+        return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+    def row(t, theta, w, u):
+        tau_eng, tau_ext, *omega = u
+        w_dot = (rho_crank * tau_eng + tau_ext) / delta
+        moment = [0.0, tau_ext, 0.0]
+        energy = momentum = 0.0
+        for _, jx, jy, r in shafts:
+            big = (omega[0], omega[1] + r * w, omega[2])
+            jw = (jx * big[0], jy * big[1], jx * big[2])
+            gyro = cross(omega, jw)
+            moment = [moment[0] - gyro[0], moment[1] - jy * r * w_dot - gyro[1], moment[2] - gyro[2]]
+            energy += 0.5 * (jx * big[0] ** 2 + jy * big[1] ** 2 + jx * big[2] ** 2)
+            momentum += r * jy * big[1]
+        rigid = cross(omega, [j * o for j, o in zip(j_eff, omega)])
+        moment = [m + g for m, g in zip(moment, rigid)]
+        return (t, theta, w, rho_crank * w, math.sqrt(delta / beta) * w, *moment, energy, momentum)
+
+    theta = w = 0.0
+    omega_y = 0.0
+    names = ["time", "theta_ds", "w_ds", "w_eng", "w_a", "M_x", "M_y", "M_z", "E_kin", "p"]
+    rows, ins = [row(0.0, theta, w, inputs(0.0))], []
+    for k in range(n):
+        u = inputs(k * h)
+        ins.append((round(k * h, 10),) + u)
+        # omega_y jumps: sum rho Jyy (omega_y + rho w) is kept.
+        w -= gamma / delta * (u[3] - omega_y)
+        omega_y = u[3]
+        a = (rho_crank * u[0] + u[1]) / delta
+        theta += w * h + 0.5 * a * h * h
+        w += a * h
+        if (k + 1) % 10 == 0:
+            rows.append(row(round((k + 1) * h, 10), theta, w, u))
+    ins.append((round(n * h, 10),) + inputs(n * h))
+    d = os.path.join(HERE, "FastDrivetrain")
+    os.makedirs(d, exist_ok=True)
+    write_csv(os.path.join(d, "FastDrivetrain_in.csv"),
+              ["time", "tau_eng", "tau_ext", "omega_x", "omega_y", "omega_z"], ins)
+    write_csv(os.path.join(d, "FastDrivetrain_ref.csv"), names, rows)
+    write_opt(os.path.join(d, "FastDrivetrain_ref.opt"), 0.0, n * h, h, 1e-8)
+
+
 if __name__ == "__main__":
+    fast_drivetrain()
     variable_ratio_transmission()
     variable_ratio_coupling()
     crank_slider()

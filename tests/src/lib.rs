@@ -472,7 +472,11 @@ impl<'a> Instance<'a> {
         self.log()
             .iter()
             .filter(|l| l.category == "logEvents")
-            .filter_map(|l| l.message.rsplit("t = ").next()?.trim().parse().ok())
+            .filter_map(|l| {
+                // "... at t = <time>" or "... at t = <time>: <what changed>"
+                let after = l.message.split_once("t = ")?.1;
+                after.split(": ").next()?.trim().parse().ok()
+            })
             .collect()
     }
 

@@ -16,6 +16,7 @@ const UNITS: &[UnitEntry] = &[
     ("N.m", [1, 2, -2, 0], None),
     ("N.m/rad", [1, 2, -2, -1], None),
     ("N.m.s/rad", [1, 2, -1, -1], None),
+    ("N.m.s", [1, 2, -1, 0], None),
     ("kg.m2", [1, 2, 0, 0], None),
     ("N", [1, 1, -2, 0], None),
     ("m", [0, 1, 0, 0], None),

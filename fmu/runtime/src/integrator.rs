@@ -76,6 +76,13 @@ pub fn event_iteration<M: Model>(model: &mut M, t: f64) -> Result<usize, StepErr
     ))
 }
 
+/// The model's account of the event just handled, as a suffix for the log line.
+fn described<M: Model>(model: &M, t: f64) -> String {
+    model
+        .describe_event(t)
+        .map_or_else(String::new, |text| format!(": {text}"))
+}
+
 /// An input following a ramp over a step: its setter, value at the step start, slope.
 pub type Ramp<M> = (fn(&mut M, f64), f64, f64);
 
@@ -216,7 +223,10 @@ impl<M: Model> Integrator<M> {
         // start at zero: the solver then starts with a first step of its own estimate.
         let mut restart = event_iteration(model, t)? > 0;
         if restart {
-            log_event(&format!("mode change at the communication point t = {t}"));
+            log_event(&format!(
+                "mode change at the communication point t = {t}{}",
+                described(model, t)
+            ));
         }
         if !(h.is_finite() && *h > 0.0) {
             *h = t1 - t0;
@@ -233,7 +243,7 @@ impl<M: Model> Integrator<M> {
                     self.apply_inputs(model, t);
                     if time_event.is_some() {
                         stats.time_events += 1;
-                        log_event(&format!("time event at t = {t}"));
+                        log_event(&format!("time event at t = {t}{}", described(model, t)));
                         restart = event_iteration(model, t)? > 0;
                     }
                 }
@@ -243,7 +253,7 @@ impl<M: Model> Integrator<M> {
                     // A crossing at rounding level that changes no mode is no event.
                     if event_iteration(model, t)? > 0 {
                         stats.state_events += 1;
-                        log_event(&format!("state event at t = {t}"));
+                        log_event(&format!("state event at t = {t}{}", described(model, t)));
                         restart = true;
                     }
                     segments += 1;

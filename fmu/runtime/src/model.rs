@@ -115,6 +115,12 @@ pub trait Model: Default + Clone + Send + 'static {
         Ok(false)
     }
 
+    /// What the event update just done at `t` changed, in words for the log (logEvents), or
+    /// None to log only the time. Called only after an update that changed something.
+    fn describe_event(&self, _t: f64) -> Option<String> {
+        None
+    }
+
     /// The next time event strictly after `t`, if any.
     fn next_time_event(&self, _t: f64) -> Option<f64> {
         None

@@ -30,26 +30,26 @@ impl<M> Clone for Access<M> {
     }
 }
 
-/// `real!(field)` or `real!(params.field)`: access to a `f64` field of the model (used inside
-/// `impl Model`).
+/// `real!(field)`, `real!(params.field)` or `real!(omega[1])`: access to a `f64` place of the
+/// model (used inside `impl Model`).
 #[macro_export]
 macro_rules! real {
-    ($($field:ident).+) => {
+    ($($place:tt)+) => {
         $crate::Access::Real {
-            get: |m: &Self| m.$($field).+,
-            set: |m: &mut Self, v| m.$($field).+ = v,
+            get: |m: &Self| m.$($place)+,
+            set: |m: &mut Self, v| m.$($place)+ = v,
         }
     };
 }
 
-/// `integer!(field)` or `integer!(params.field)`: access to an `i32` field of the model (used
+/// `integer!(field)` or `integer!(params.field)`: access to an `i32` place of the model (used
 /// inside `impl Model`).
 #[macro_export]
 macro_rules! integer {
-    ($($field:ident).+) => {
+    ($($place:tt)+) => {
         $crate::Access::Integer {
-            get: |m: &Self| m.$($field).+,
-            set: |m: &mut Self, v| m.$($field).+ = v,
+            get: |m: &Self| m.$($place)+,
+            set: |m: &mut Self, v| m.$($place)+ = v,
         }
     };
 }
@@ -182,6 +182,12 @@ impl<M> Var<M> {
 
     pub fn max(mut self, max: f64) -> Self {
         self.max = Some(max);
+        self
+    }
+
+    /// A Real that changes only at events (variability discrete).
+    pub fn discrete(mut self) -> Self {
+        self.variability = Variability::Discrete;
         self
     }
 

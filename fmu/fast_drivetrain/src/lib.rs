@@ -1,0 +1,528 @@
+//! FastDrivetrain: a motorcycle's internal drivetrain (up to 8 parallel shafts coupled by gear
+//! ratios that depend on the selected gear) as the thesis's fast model, two coaxial
+//! counter-rotating discs, in a casing whose rotation is an input.
+//!
+//! Equations, derivation and the shift rule: `documentation.html` next to this file (it ships
+//! in the FMU).
+
+mod reduction;
+
+use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
+use reduction::{GearSet, MassDistribution, Shaft};
+
+pub const MAX_SHAFTS: usize = 8;
+pub const MAX_GEARS: usize = 8;
+
+#[derive(Debug, Clone)]
+pub struct FastDrivetrain {
+    // parameters
+    n_shafts: i32,
+    n_gears: i32,
+    i_crank: i32,
+    i_sprocket: i32,
+    shaft: [Shaft; MAX_SHAFTS],
+    /// rho[g][k]: speed of shaft k over the sprocket shaft's, relative to the casing, in gear g.
+    rho: [[f64; MAX_SHAFTS]; MAX_GEARS],
+    d_spin: f64,
+    theta_ds_start: f64,
+    w_ds_start: f64,
+    // calculated parameters
+    mass: MassDistribution,
+    // the engaged gear's fast model (discrete outputs)
+    set: GearSet,
+    rho_eng: f64,
+    // inputs
+    tau_eng: f64,
+    tau_ext: f64,
+    omega: [f64; 3],
+    gear: i32,
+    // states
+    theta_ds: f64,
+    p: f64,
+    energy_damping: f64,
+    // changed at shifts only
+    gear_engaged: i32,
+    shift_from: i32,
+    shift_count: i32,
+    shift_time: f64,
+    shift_loss: f64,
+    shift_impulse: f64,
+    energy_shift: f64,
+    theta_a_offset: f64,
+    // outputs
+    w_ds: f64,
+    w_eng: f64,
+    theta_a: f64,
+    w_a: f64,
+    theta_b: f64,
+    w_b: f64,
+    q: f64,
+    moment: [f64; 3],
+    e_kin: f64,
+    p_eng: f64,
+}
+
+/// A 689 cc parallel twin with a balancer shaft and six gears: the ratios are the published
+/// primary and gearbox ratios of such an engine (Yamaha MT-07: primary 1.925, gears 2.846 to
+/// 0.964); masses, inertias and positions are our estimates for its parts (the thesis gives
+/// no numbers). x points forward, z down, in metres from the crankshaft.
+const PRIMARY: f64 = 1.925;
+const GEARBOX: [f64; 6] = [2.846, 2.125, 1.632, 1.3, 1.091, 0.964];
+
+impl Default for FastDrivetrain {
+    fn default() -> Self {
+        let mut shaft = [Shaft::default(); MAX_SHAFTS];
+        shaft[0] = Shaft {
+            m: 8.0,
+            jxx: 0.06,
+            jyy: 0.009,
+            hx: 0.0,
+            hz: 0.0,
+        }; // crankshaft, flywheel, alternator rotor
+        shaft[1] = Shaft {
+            m: 1.8,
+            jxx: 0.012,
+            jyy: 0.0012,
+            hx: 0.08,
+            hz: 0.02,
+        }; // balancer
+        shaft[2] = Shaft {
+            m: 3.5,
+            jxx: 0.02,
+            jyy: 0.0045,
+            hx: -0.11,
+            hz: -0.06,
+        }; // main shaft, clutch
+        shaft[3] = Shaft {
+            m: 2.8,
+            jxx: 0.016,
+            jyy: 0.0012,
+            hx: -0.2,
+            hz: -0.02,
+        }; // counter shaft, sprocket
+        let mut rho = [[0.0; MAX_SHAFTS]; MAX_GEARS];
+        for (r, g) in rho.iter_mut().zip(GEARBOX) {
+            // One external mesh per stage: the main shaft turns against the counter shaft, the
+            // crank against the main shaft, the balancer against the crank.
+            *r = [PRIMARY * g, -PRIMARY * g, -g, 1.0, 0.0, 0.0, 0.0, 0.0];
+        }
+        FastDrivetrain {
+            n_shafts: 4,
+            n_gears: 6,
+            i_crank: 1,
+            i_sprocket: 4,
+            shaft,
+            rho,
+            d_spin: 0.0,
+            theta_ds_start: 0.0,
+            w_ds_start: 0.0,
+            mass: MassDistribution::default(),
+            set: GearSet::default(),
+            rho_eng: 0.0,
+            tau_eng: 0.0,
+            tau_ext: 0.0,
+            omega: [0.0; 3],
+            gear: 1,
+            theta_ds: 0.0,
+            p: 0.0,
+            energy_damping: 0.0,
+            gear_engaged: 1,
+            shift_from: 0,
+            shift_count: 0,
+            shift_time: f64::NAN,
+            shift_loss: 0.0,
+            shift_impulse: 0.0,
+            energy_shift: 0.0,
+            theta_a_offset: 0.0,
+            w_ds: 0.0,
+            w_eng: 0.0,
+            theta_a: 0.0,
+            w_a: 0.0,
+            theta_b: 0.0,
+            w_b: 0.0,
+            q: 0.0,
+            moment: [0.0; 3],
+            e_kin: 0.0,
+            p_eng: 0.0,
+        }
+    }
+}
+
+/// `names!("m"; "1", "2")` = `["m[1]", "m[2]"]`.
+macro_rules! names {
+    ($prefix:literal; $($k:literal),*) => { [$(concat!($prefix, "[", $k, "]")),*] };
+}
+const M_NAMES: [&str; MAX_SHAFTS] = names!("m"; "1", "2", "3", "4", "5", "6", "7", "8");
+const JXX_NAMES: [&str; MAX_SHAFTS] = names!("Jxx"; "1", "2", "3", "4", "5", "6", "7", "8");
+const JYY_NAMES: [&str; MAX_SHAFTS] = names!("Jyy"; "1", "2", "3", "4", "5", "6", "7", "8");
+/// RHO_NAMES[g][k] = "rho[g+1,k+1]".
+const RHO_NAMES: [[&str; MAX_SHAFTS]; MAX_GEARS] = [
+    names!("rho"; "1,1", "1,2", "1,3", "1,4", "1,5", "1,6", "1,7", "1,8"),
+    names!("rho"; "2,1", "2,2", "2,3", "2,4", "2,5", "2,6", "2,7", "2,8"),
+    names!("rho"; "3,1", "3,2", "3,3", "3,4", "3,5", "3,6", "3,7", "3,8"),
+    names!("rho"; "4,1", "4,2", "4,3", "4,4", "4,5", "4,6", "4,7", "4,8"),
+    names!("rho"; "5,1", "5,2", "5,3", "5,4", "5,5", "5,6", "5,7", "5,8"),
+    names!("rho"; "6,1", "6,2", "6,3", "6,4", "6,5", "6,6", "6,7", "6,8"),
+    names!("rho"; "7,1", "7,2", "7,3", "7,4", "7,5", "7,6", "7,7", "7,8"),
+    names!("rho"; "8,1", "8,2", "8,3", "8,4", "8,5", "8,6", "8,7", "8,8"),
+];
+
+/// The parameters of shaft `$k` (0-based literal, `$n` its 1-based name).
+macro_rules! shaft_vars {
+    ($v:ident; $($k:literal $n:literal),*) => {$(
+        $v.push(Var::parameter(concat!("m[", $n, "]"), real!(shaft[$k].m))
+            .unit("kg").min(0.0).describe(concat!("Mass of shaft ", $n, " with everything that turns with it")));
+        $v.push(Var::parameter(concat!("Jxx[", $n, "]"), real!(shaft[$k].jxx))
+            .unit("kg.m2").min(0.0).describe(concat!("Transverse inertia of shaft ", $n, " about its centre of mass (Jxx = Jzz)")));
+        $v.push(Var::parameter(concat!("Jyy[", $n, "]"), real!(shaft[$k].jyy))
+            .unit("kg.m2").min(0.0).describe(concat!("Spin inertia of shaft ", $n, " (about the casing's y axis)")));
+        $v.push(Var::parameter(concat!("hx[", $n, "]"), real!(shaft[$k].hx))
+            .unit("m").describe(concat!("x of shaft ", $n, "'s centre of mass in the casing frame")));
+        $v.push(Var::parameter(concat!("hz[", $n, "]"), real!(shaft[$k].hz))
+            .unit("m").describe(concat!("z of shaft ", $n, "'s centre of mass in the casing frame")));
+    )*};
+}
+
+/// The ratios of gear `$g` (0-based literal, `$gn` its 1-based name) for every shaft.
+macro_rules! ratio_vars {
+    ($v:ident; $g:literal $gn:literal; $($k:literal $n:literal),*) => {$(
+        $v.push(Var::parameter(concat!("rho[", $gn, ",", $n, "]"), real!(rho[$g][$k]))
+            .describe(concat!("Speed of shaft ", $n, " over the sprocket shaft's (signed, relative to the casing) in gear ", $gn)));
+    )*};
+}
+
+macro_rules! gear_ratio_vars {
+    ($v:ident; $($g:literal $gn:literal),*) => {$(
+        ratio_vars!($v; $g $gn; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
+    )*};
+}
+
+const SPIN: &[&str] = &["p", "omega_y"];
+const PITCH: &[&str] = &["p", "omega_y", "tau_eng", "tau_ext"];
+const ENERGY: &[&str] = &["p", "omega_x", "omega_y", "omega_z"];
+
+impl FastDrivetrain {
+    fn shafts(&self) -> &[Shaft] {
+        &self.shaft[..self.n_shafts as usize]
+    }
+
+    fn gear_set(&self, gear: i32) -> GearSet {
+        let g = (gear - 1) as usize;
+        GearSet::of(
+            self.shafts(),
+            &self.rho[g][..self.n_shafts as usize],
+            &self.mass,
+        )
+    }
+
+    /// Engages `gear`'s ratios (no state change: that is the shift's business).
+    fn engage(&mut self, gear: i32) {
+        self.set = self.gear_set(gear);
+        self.rho_eng = self.rho[(gear - 1) as usize][(self.i_crank - 1) as usize];
+        self.gear_engaged = gear;
+    }
+
+    /// The sprocket shaft's speed relative to the casing, from the spin momentum.
+    fn spin(&self) -> f64 {
+        (self.p - self.set.gamma * self.omega[1]) / self.set.delta
+    }
+
+    /// The generalized force on theta_ds at spin speed `w`.
+    fn generalized_force(&self, w: f64) -> f64 {
+        self.rho_eng * self.tau_eng + self.tau_ext - self.d_spin * w
+    }
+
+    // The indices name the variable in the refusal, not only the entry.
+    #[allow(clippy::needless_range_loop)]
+    fn check_parameters(&self) -> Result<(), Invalid> {
+        let count = |name, n: i32, max: usize| {
+            if n < 1 || n as usize > max {
+                Err(Invalid::new(
+                    name,
+                    f64::from(n),
+                    format!("must be 1 to {max}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        count("nShafts", self.n_shafts, MAX_SHAFTS)?;
+        count("nGears", self.n_gears, MAX_GEARS)?;
+        let n = self.n_shafts as usize;
+        count("iCrank", self.i_crank, n)?;
+        count("iSprocket", self.i_sprocket, n)?;
+        for (k, s) in self.shafts().iter().enumerate() {
+            for (name, x) in [
+                (M_NAMES[k], s.m),
+                (JXX_NAMES[k], s.jxx),
+                (JYY_NAMES[k], s.jyy),
+            ] {
+                if !(x.is_finite() && x >= 0.0) {
+                    return Err(Invalid::new(name, x, "must be zero or positive"));
+                }
+            }
+            // A solid of revolution obeys the triangle inequality Jyy <= Jxx + Jzz = 2 Jxx; the
+            // discs' inertias are valid only if the shafts' are.
+            if s.jyy > 2.0 * s.jxx * (1.0 + 1e-12) {
+                return Err(Invalid::new(
+                    JYY_NAMES[k],
+                    s.jyy,
+                    format!(
+                        "exceeds 2 Jxx[{}] = {}: no solid of revolution has a spin inertia above the sum of its transverse ones",
+                        k + 1,
+                        2.0 * s.jxx
+                    ),
+                ));
+            }
+        }
+        if self.mass.beta <= 0.0 {
+            return Err(Invalid::new(
+                JYY_NAMES[0],
+                self.shaft[0].jyy,
+                "no shaft has a spin inertia: sum Jyy must be positive",
+            ));
+        }
+        if !(self.d_spin.is_finite() && self.d_spin >= 0.0) {
+            return Err(Invalid::new(
+                "d_spin",
+                self.d_spin,
+                "must be zero or positive",
+            ));
+        }
+        let s = (self.i_sprocket - 1) as usize;
+        for g in 0..self.n_gears as usize {
+            for k in 0..n {
+                let r = self.rho[g][k];
+                if !(r.is_finite() && r != 0.0) {
+                    return Err(Invalid::new(
+                        RHO_NAMES[g][k],
+                        r,
+                        "must be a finite, nonzero speed ratio (a shaft that does not turn with the sprocket shaft belongs to the casing)",
+                    ));
+                }
+            }
+            if self.rho[g][s] != 1.0 {
+                return Err(Invalid::new(
+                    RHO_NAMES[g][s],
+                    self.rho[g][s],
+                    format!(
+                        "must be 1: shaft {} is the sprocket shaft (iSprocket)",
+                        s + 1
+                    ),
+                ));
+            }
+            let set = self.gear_set(g as i32 + 1);
+            // All shafts at one speed: disc B would have no spin inertia and the gear is a
+            // single rigid body, which nShafts = 1 describes.
+            if n > 1 && set.spread <= 1e-12 * self.mass.beta * set.delta {
+                return Err(Invalid::new(
+                    RHO_NAMES[g][0],
+                    self.rho[g][0],
+                    format!(
+                        "in gear {}, every shaft with spin inertia turns at one speed: beta delta - gamma^2 = {} makes the fast model degenerate (disc B without spin inertia); model one rigid shaft with nShafts = 1",
+                        g + 1,
+                        set.spread
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_gear(&self) -> Result<(), Invalid> {
+        if self.gear < 1 || self.gear > self.n_gears {
+            return Err(Invalid::new(
+                "gear",
+                f64::from(self.gear),
+                format!("this drivetrain has gears 1 to nGears = {}", self.n_gears),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Plastic re-engagement in the gear input: every shaft keeps its absolute spin Omega_k
+    /// through the release, then the new ratios engage with an internal impulse only, so the
+    /// momentum projected on them is conserved: p' = sum rho'_k Jyy_k Omega_k.
+    fn shift(&mut self, t: f64) {
+        let w = self.spin();
+        let wy = self.omega[1];
+        let old = self.rho[(self.gear_engaged - 1) as usize];
+        let new = self.rho[(self.gear - 1) as usize];
+        let shafts = self.shafts();
+        let p_new: f64 = shafts
+            .iter()
+            .zip(old.iter().zip(&new))
+            .map(|(s, (r, r_new))| r_new * s.jyy * (wy + r * w))
+            .sum();
+        let (gamma_old, rho_e_old) = (self.set.gamma, self.set.rho_e);
+        self.shift_from = self.gear_engaged;
+        self.engage(self.gear);
+        self.p = p_new;
+        let w_new = self.spin();
+        // Omega_k - Omega'_k = rho_k w - rho'_k w'.
+        self.shift_loss = 0.5
+            * self
+                .shafts()
+                .iter()
+                .zip(old.iter().zip(&new))
+                .map(|(s, (r, r_new))| s.jyy * (r * w - r_new * w_new).powi(2))
+                .sum::<f64>();
+        self.shift_impulse = gamma_old * w - self.set.gamma * w_new;
+        self.energy_shift += self.shift_loss;
+        self.shift_count += 1;
+        self.shift_time = t;
+        // Disc A's angle stays continuous; its ratio to the sprocket shaft changed.
+        self.theta_a_offset += (rho_e_old - self.set.rho_e) * self.theta_ds;
+    }
+}
+
+impl Model for FastDrivetrain {
+    const NAME: &'static str = "FastDrivetrain";
+    const DESCRIPTION: &'static str =
+        "Motorcycle internal drivetrain (up to 8 shafts, 8 gears) reduced to two counter-rotating discs: spin, gyroscopic and reaction moments on the casing, energy-consistent gear shifts";
+    const DOCUMENTATION: &'static str = include_str!("../documentation.html");
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
+    const STATES: usize = 3;
+    const ANGLE_STATES: &'static [usize] = &[0];
+
+    // The shaft and ratio macros push one variable per index.
+    #[allow(clippy::vec_init_then_push)]
+    fn variables() -> Vec<Var<Self>> {
+        // A Real first: importers' checks read value reference 0 as one.
+        let mut v = Vec::new();
+        shaft_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
+        gear_ratio_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
+        v.extend([
+            Var::parameter("nShafts", integer!(n_shafts)).min(1.0).max(8.0).describe("Number of shafts (1 to 8); entries of higher shafts are ignored"),
+            Var::parameter("nGears", integer!(n_gears)).min(1.0).max(8.0).describe("Number of gears (1 to 8); ratios of higher gears are ignored"),
+            Var::parameter("iCrank", integer!(i_crank)).min(1.0).max(8.0).describe("Which shaft is the crankshaft (engine torque, engine speed)"),
+            Var::parameter("iSprocket", integer!(i_sprocket)).min(1.0).max(8.0).describe("Which shaft is the counter shaft carrying the drive sprocket (its ratio is 1 in every gear)"),
+            Var::parameter("d_spin", real!(d_spin)).unit("N.m.s/rad").min(0.0).describe("Viscous drag of the whole drivetrain referred to the sprocket shaft: torque -d_spin w_ds against the casing"),
+            Var::parameter("theta_ds_start", real!(theta_ds_start)).unit("rad").describe("Initial sprocket shaft angle relative to the casing"),
+            Var::parameter("w_ds_start", real!(w_ds_start)).unit("rad/s").describe("Initial sprocket shaft speed relative to the casing"),
+            Var::calculated_parameter("alpha", real!(mass.alpha)).unit("kg.m2").describe("sum Jxx: transverse inertia of the spinning parts, gear-independent; Jxx_a + Jxx_b"),
+            Var::calculated_parameter("beta", real!(mass.beta)).unit("kg.m2").describe("sum Jyy: spin inertia of the shafts, gear-independent; Jyy_a + Jyy_b"),
+            Var::calculated_parameter("m_disc", real!(mass.m_disc)).unit("kg").describe("Mass of each disc, m_a = m_b = sum m / 2"),
+            Var::calculated_parameter("hx_disc", real!(mass.hx)).unit("m").describe("x of the discs' common centre (the shafts' centre of mass) in the casing frame"),
+            Var::calculated_parameter("hz_disc", real!(mass.hz)).unit("m").describe("z of the discs' common centre in the casing frame"),
+            Var::calculated_parameter("dJ_xx", real!(mass.dj_xx)).unit("kg.m2").describe("Casing inertia correction (the shaft masses about their centre), xx entry"),
+            Var::calculated_parameter("dJ_yy", real!(mass.dj_yy)).unit("kg.m2").describe("Casing inertia correction, yy entry"),
+            Var::calculated_parameter("dJ_zz", real!(mass.dj_zz)).unit("kg.m2").describe("Casing inertia correction, zz entry"),
+            Var::calculated_parameter("dJ_xz", real!(mass.dj_xz)).unit("kg.m2").describe("Casing inertia correction, xz = zx entry (xy, yz are zero)"),
+            Var::input("tau_eng", real!(tau_eng)).unit("N.m").describe("Engine torque on the crankshaft about y, reacting on the casing"),
+            Var::input("tau_ext", real!(tau_ext)).unit("N.m").describe("External torque on the sprocket shaft about y (the chain's), reacting outside the drivetrain"),
+            Var::input("omega_x", real!(omega[0])).unit("rad/s").describe("Casing angular velocity, x component in the casing frame"),
+            Var::input("omega_y", real!(omega[1])).unit("rad/s").describe("Casing angular velocity, y component (the shafts' axis)"),
+            Var::input("omega_z", real!(omega[2])).unit("rad/s").describe("Casing angular velocity, z component"),
+            Var::input("gear", integer!(gear)).min(1.0).max(8.0).describe("Selected gear, 1 to nGears: a change shifts at the next communication point"),
+            Var::output("theta_ds", real!(theta_ds)).unit("rad").describe("Sprocket shaft angle relative to the casing (state)").depends_on(&["theta_ds"]),
+            Var::output("w_ds", real!(w_ds)).unit("rad/s").describe("Sprocket shaft speed relative to the casing").derivative_of("theta_ds").depends_on(SPIN),
+            Var::output("p", real!(p)).unit("N.m.s").describe("Generalized momentum of the spin, gamma omega_y + delta w_ds (state)").depends_on(&["p"]),
+            Var::output("Q", real!(q)).unit("N.m").describe("Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds").derivative_of("p").depends_on(PITCH),
+            Var::output("energy_damping", real!(energy_damping)).unit("J").describe("Energy dissipated by d_spin since the start (state)").depends_on(&["energy_damping"]),
+            Var::output("w_eng", real!(w_eng)).unit("rad/s").describe("Engine speed: crankshaft relative to the casing").depends_on(SPIN),
+            Var::output("theta_a", real!(theta_a)).unit("rad").describe("Disc A angle relative to the casing (continuous through shifts)").depends_on(&["theta_ds"]),
+            Var::output("w_a", real!(w_a)).unit("rad/s").describe("Disc A speed relative to the casing, rho_e w_ds").depends_on(SPIN),
+            Var::output("theta_b", real!(theta_b)).unit("rad").describe("Disc B angle relative to the casing, -theta_a").depends_on(&["theta_ds"]),
+            Var::output("w_b", real!(w_b)).unit("rad/s").describe("Disc B speed relative to the casing, -w_a").depends_on(SPIN),
+            Var::output("M_x", real!(moment[0])).unit("N.m").describe("Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z").depends_on(&["p", "omega_z"]),
+            Var::output("M_y", real!(moment[1])).unit("N.m").describe("Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)").depends_on(PITCH),
+            Var::output("M_z", real!(moment[2])).unit("N.m").describe("Moment on the casing, z: -(gamma/delta) p omega_x").depends_on(&["p", "omega_x"]),
+            Var::output("E_kin", real!(e_kin)).unit("J").describe("Rotational kinetic energy of the shafts (spin and casing rotation)").depends_on(ENERGY),
+            Var::output("P_eng", real!(p_eng)).unit("W").describe("Engine power, tau_eng w_eng").depends_on(&["p", "omega_y", "tau_eng"]),
+            Var::output("gamma", real!(set.gamma)).unit("kg.m2").discrete().describe("sum rho_k Jyy_k in the engaged gear"),
+            Var::output("delta", real!(set.delta)).unit("kg.m2").discrete().describe("sum rho_k^2 Jyy_k in the engaged gear: spin inertia at the sprocket shaft"),
+            Var::output("rho_e", real!(set.rho_e)).discrete().describe("Disc A speed over the sprocket shaft's, sqrt(delta/beta), engaged gear"),
+            Var::output("rho_eng", real!(rho_eng)).discrete().describe("Engine speed over the sprocket shaft's, engaged gear"),
+            Var::output("lambda", real!(set.lambda)).discrete().describe("Split of alpha between the discs, (1.72), engaged gear"),
+            Var::output("Jxx_a", real!(set.jxx_a)).unit("kg.m2").discrete().describe("Disc A transverse inertia (Jxx = Jzz), engaged gear"),
+            Var::output("Jxx_b", real!(set.jxx_b)).unit("kg.m2").discrete().describe("Disc B transverse inertia (Jxx = Jzz), engaged gear"),
+            Var::output("Jyy_a", real!(set.jyy_a)).unit("kg.m2").discrete().describe("Disc A spin inertia, engaged gear"),
+            Var::output("Jyy_b", real!(set.jyy_b)).unit("kg.m2").discrete().describe("Disc B spin inertia, engaged gear"),
+            Var::output("J_pitch", real!(set.j_pitch)).unit("kg.m2").discrete().describe("Pitch inertia the casing carries for the drivetrain with its spin free, beta - gamma^2/delta, engaged gear"),
+            Var::output("gear_engaged", integer!(gear_engaged)).describe("The gear whose ratios are engaged"),
+            Var::output("shift_count", integer!(shift_count)).describe("Number of gear shifts since the start"),
+            Var::output("shift_loss", real!(shift_loss)).unit("J").discrete().describe("Energy dissipated by the last shift (>= 0)"),
+            Var::output("shift_impulse", real!(shift_impulse)).unit("N.m.s").discrete().describe("Angular impulse about y the drivetrain gave the casing at the last shift"),
+            Var::output("energy_shift", real!(energy_shift)).unit("J").discrete().describe("Energy dissipated by all shifts since the start"),
+            Var::local("shift_from", integer!(shift_from)),
+            Var::local("shift_time", real!(shift_time)),
+            Var::local("theta_a_offset", real!(theta_a_offset)),
+        ]);
+        v
+    }
+
+    fn initialize(&mut self) -> Result<(), Invalid> {
+        self.mass = MassDistribution::of(&self.shaft[..self.n_shafts.clamp(1, 8) as usize]);
+        self.check_parameters()?;
+        self.check_gear()?;
+        self.engage(self.gear);
+        self.theta_ds = self.theta_ds_start;
+        self.p = self.set.gamma * self.omega[1] + self.set.delta * self.w_ds_start;
+        self.energy_damping = 0.0;
+        (self.shift_from, self.shift_count, self.shift_time) = (0, 0, f64::NAN);
+        (self.shift_loss, self.shift_impulse, self.energy_shift) = (0.0, 0.0, 0.0);
+        self.theta_a_offset = 0.0;
+        Ok(())
+    }
+
+    fn get_states(&self, x: &mut [f64]) {
+        x.copy_from_slice(&[self.theta_ds, self.p, self.energy_damping]);
+    }
+
+    fn set_states(&mut self, x: &[f64]) {
+        (self.theta_ds, self.p, self.energy_damping) = (x[0], x[1], x[2]);
+    }
+
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let w = self.spin();
+        dx.copy_from_slice(&[w, self.generalized_force(w), self.d_spin * w * w]);
+    }
+
+    fn check_inputs(&self) -> Result<(), Invalid> {
+        self.check_gear()
+    }
+
+    fn event_update(&mut self, t: f64) -> Result<bool, Invalid> {
+        if self.gear == self.gear_engaged {
+            return Ok(false);
+        }
+        self.check_gear()?;
+        self.shift(t);
+        Ok(true)
+    }
+
+    fn describe_event(&self, t: f64) -> Option<String> {
+        (self.shift_time == t).then(|| {
+            format!(
+                "shift from gear {} to {}: spin momentum p = {}, engine speed {} rad/s, {} J dissipated, angular impulse {} N.m.s on the casing",
+                self.shift_from,
+                self.gear_engaged,
+                self.p,
+                self.rho_eng * self.spin(),
+                self.shift_loss,
+                self.shift_impulse
+            )
+        })
+    }
+
+    fn update_outputs(&mut self, _t: f64) {
+        let (set, [wx, wy, wz]) = (self.set, self.omega);
+        let w = self.spin();
+        self.w_ds = w;
+        self.w_eng = self.rho_eng * w;
+        self.theta_a = set.rho_e * self.theta_ds + self.theta_a_offset;
+        self.w_a = set.rho_e * w;
+        self.theta_b = -self.theta_a;
+        self.w_b = -self.w_a;
+        self.q = self.generalized_force(w);
+        let k = set.gamma / set.delta;
+        self.moment = [k * self.p * wz, self.tau_ext - k * self.q, -k * self.p * wx];
+        self.e_kin = 0.5 * (self.mass.alpha * (wx * wx + wz * wz) + self.mass.beta * wy * wy)
+            + set.gamma * wy * w
+            + 0.5 * set.delta * w * w;
+        self.p_eng = self.tau_eng * self.w_eng;
+    }
+}
+
+export_fmu!(FastDrivetrain);

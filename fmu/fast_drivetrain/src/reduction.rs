@@ -1,0 +1,195 @@
+//! The reduction of n parallel shafts to two coaxial counter-rotating discs (thesis ch. 1,
+//! corrected as in `documentation.html`): pure functions of the shaft set and a gear's ratios.
+
+/// One shaft: a solid of revolution about the casing's y axis, its centre of mass at (hx, 0, hz).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Shaft {
+    pub m: f64,
+    /// Inertia about a transverse axis through the centre of mass (Jxx = Jzz).
+    pub jxx: f64,
+    /// Inertia about the spin axis.
+    pub jyy: f64,
+    pub hx: f64,
+    pub hz: f64,
+}
+
+/// What does not depend on the gear: the rigid inertia of the spinning parts and their masses.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MassDistribution {
+    /// sum Jxx_k
+    pub alpha: f64,
+    /// sum Jyy_k
+    pub beta: f64,
+    /// m_a = m_b = sum m_k / 2
+    pub m_disc: f64,
+    /// The discs' common position: the shafts' centre of mass.
+    pub hx: f64,
+    pub hz: f64,
+    /// The inertia of the shaft point masses about their common centre of mass, which the
+    /// casing gains in the fast model: dJ = sum m_k (|d_k|^2 I - d_k d_k^T), d_k = h_k - h~.
+    pub dj_xx: f64,
+    pub dj_yy: f64,
+    pub dj_zz: f64,
+    pub dj_xz: f64,
+}
+
+impl MassDistribution {
+    pub fn of(shafts: &[Shaft]) -> Self {
+        let alpha = shafts.iter().map(|s| s.jxx).sum();
+        let beta = shafts.iter().map(|s| s.jyy).sum();
+        let m: f64 = shafts.iter().map(|s| s.m).sum();
+        let (hx, hz) = if m > 0.0 {
+            (
+                shafts.iter().map(|s| s.m * s.hx).sum::<f64>() / m,
+                shafts.iter().map(|s| s.m * s.hz).sum::<f64>() / m,
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        let (mut dj_xx, mut dj_zz, mut dj_xz) = (0.0, 0.0, 0.0);
+        for s in shafts {
+            let (dx, dz) = (s.hx - hx, s.hz - hz);
+            dj_xx += s.m * dz * dz;
+            dj_zz += s.m * dx * dx;
+            dj_xz -= s.m * dx * dz;
+        }
+        MassDistribution {
+            alpha,
+            beta,
+            m_disc: 0.5 * m,
+            hx,
+            hz,
+            dj_xx,
+            dj_yy: dj_xx + dj_zz,
+            dj_zz,
+            dj_xz,
+        }
+    }
+}
+
+/// The fast model of one gear.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GearSet {
+    /// sum rho_k Jyy_k: couples the casing's pitch rate to the spin.
+    pub gamma: f64,
+    /// sum rho_k^2 Jyy_k: the spin inertia referred to the sprocket shaft.
+    pub delta: f64,
+    /// beta delta - gamma^2 = 1/2 sum_ij Jyy_i Jyy_j (rho_i - rho_j)^2 >= 0, summed in that
+    /// form so that it has no cancellation.
+    pub spread: f64,
+    /// Disc A's speed over the sprocket shaft's, sqrt(delta/beta).
+    pub rho_e: f64,
+    pub jyy_a: f64,
+    pub jyy_b: f64,
+    /// The split of alpha between the discs, (1.72): gamma/(2 alpha rho_e).
+    pub lambda: f64,
+    pub jxx_a: f64,
+    pub jxx_b: f64,
+    /// The pitch inertia the casing carries with the spin free: beta - gamma^2/delta.
+    pub j_pitch: f64,
+}
+
+impl GearSet {
+    /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing).
+    pub fn of(shafts: &[Shaft], rho: &[f64], mass: &MassDistribution) -> Self {
+        let (mut gamma, mut delta, mut spread) = (0.0, 0.0, 0.0);
+        for (i, (s, r)) in shafts.iter().zip(rho).enumerate() {
+            gamma += r * s.jyy;
+            delta += r * r * s.jyy;
+            for (t, q) in shafts.iter().zip(rho).take(i) {
+                spread += s.jyy * t.jyy * (r - q) * (r - q);
+            }
+        }
+        let (alpha, beta) = (mass.alpha, mass.beta);
+        let rho_e = (delta / beta).sqrt();
+        // (1.57)-(1.58), corrected: Jyy_a + Jyy_b = beta, Jyy_a - Jyy_b = gamma/rho_e.
+        let lambda = if alpha > 0.0 {
+            gamma / (2.0 * alpha * rho_e)
+        } else {
+            0.0
+        };
+        GearSet {
+            gamma,
+            delta,
+            spread,
+            rho_e,
+            jyy_a: 0.5 * (beta + gamma / rho_e),
+            jyy_b: 0.5 * (beta - gamma / rho_e),
+            lambda,
+            jxx_a: 0.5 * (1.0 + lambda) * alpha,
+            jxx_b: 0.5 * (1.0 - lambda) * alpha,
+            j_pitch: spread / delta,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shafts() -> Vec<Shaft> {
+        vec![
+            Shaft {
+                m: 8.0,
+                jxx: 0.06,
+                jyy: 0.009,
+                hx: 0.0,
+                hz: 0.0,
+            },
+            Shaft {
+                m: 1.8,
+                jxx: 0.012,
+                jyy: 0.0012,
+                hx: 0.08,
+                hz: 0.02,
+            },
+            Shaft {
+                m: 3.5,
+                jxx: 0.02,
+                jyy: 0.0045,
+                hx: -0.11,
+                hz: -0.06,
+            },
+            Shaft {
+                m: 2.8,
+                jxx: 0.016,
+                jyy: 0.0012,
+                hx: -0.2,
+                hz: -0.02,
+            },
+        ]
+    }
+
+    #[test]
+    fn the_discs_reproduce_the_four_sums() {
+        let s = shafts();
+        let mass = MassDistribution::of(&s);
+        let g = GearSet::of(&s, &[5.48, -5.48, -2.846, 1.0], &mass);
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-15 * b.abs().max(1.0), "{a} {b}");
+        close(g.jxx_a + g.jxx_b, mass.alpha);
+        close(g.jyy_a + g.jyy_b, mass.beta);
+        close(g.rho_e * (g.jyy_a - g.jyy_b), g.gamma);
+        close(g.rho_e * g.rho_e * mass.beta, g.delta);
+        close(g.spread, mass.beta * g.delta - g.gamma * g.gamma);
+    }
+
+    #[test]
+    fn the_casing_correction_is_the_point_masses_about_their_centre() {
+        let s = shafts();
+        let mass = MassDistribution::of(&s);
+        // The inertia of the point masses about the origin equals that of the total mass at
+        // the centre of mass plus dJ (parallel axes), for each entry.
+        let about_origin = |f: fn(&Shaft) -> f64| s.iter().map(|s| s.m * f(s)).sum::<f64>();
+        let m = 2.0 * mass.m_disc;
+        let xx = about_origin(|s| s.hz * s.hz);
+        let zz = about_origin(|s| s.hx * s.hx);
+        let xz = -about_origin(|s| s.hx * s.hz);
+        assert!((xx - (m * mass.hz * mass.hz + mass.dj_xx)).abs() < 1e-15);
+        assert!((zz - (m * mass.hx * mass.hx + mass.dj_zz)).abs() < 1e-15);
+        assert!((xz - (-m * mass.hx * mass.hz + mass.dj_xz)).abs() < 1e-15);
+        assert!(
+            mass.dj_xx * mass.dj_zz >= mass.dj_xz * mass.dj_xz,
+            "dJ is not positive"
+        );
+    }
+}
