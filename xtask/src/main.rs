@@ -25,7 +25,7 @@ commands:
 validate, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the drivetrain example (examples/drivetrain): runs it, redraws the plot, checks it
+  example    the examples (examples/drivetrain, examples/motorcycle): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -203,14 +203,20 @@ fn fuzz(seconds: &str) -> Result<(), String> {
         .current_dir(root()))
 }
 
-/// The drivetrain example with its checks; it rewrites its plot and results.json.
+/// The examples with their checks; each rewrites its plot and results.json.
 fn example() -> Result<(), String> {
     let python = venv()?;
     let root = root();
-    run(Command::new(python)
-        .arg(root.join("examples/drivetrain/drivetrain.py"))
-        .arg(root.join("target/fmu"))
-        .arg("--check"))
+    for script in [
+        "examples/drivetrain/drivetrain.py",
+        "examples/motorcycle/motorcycle.py",
+    ] {
+        run(Command::new(&python)
+            .arg(root.join(script))
+            .arg(root.join("target/fmu"))
+            .arg("--check"))?;
+    }
+    Ok(())
 }
 
 fn references() -> Result<(), String> {
