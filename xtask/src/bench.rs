@@ -23,7 +23,11 @@ pub fn bench(platforms: crate::Platforms) -> Result<(), String> {
     println!("|---|---|---|---|");
     for path in fmus {
         let fmu = Fmu::load_path(&path)?;
-        let inputs: Vec<u32> = variables(&fmu, model_description::Causality::Input);
+        // Real inputs only: discrete ones (FastDrivetrain's gear) keep their start values.
+        let inputs: Vec<u32> = variables(&fmu, model_description::Causality::Input)
+            .into_iter()
+            .filter(|vr| is_real(&fmu, *vr))
+            .collect();
         let outputs: Vec<u32> = variables(&fmu, model_description::Causality::Output)
             .into_iter()
             .filter(|vr| is_real(&fmu, *vr))
