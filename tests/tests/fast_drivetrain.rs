@@ -188,24 +188,25 @@ impl Train {
             .sum()
     }
 
-    /// Complete model: the sprocket speed with generalized momentum `p`.
+    /// Complete model: the sprocket speed with generalized momentum `p`, from
+    /// p = sum_k rho_k Jyy_k (omega_y + rho_k w).
     fn speed(&self, gear: usize, omega_y: f64, p: f64) -> f64 {
-        let (mut a, mut b) = (0.0, 0.0);
-        for (s, r) in self.shafts.iter().zip(&self.ratios[gear]) {
-            a += r * s.jyy;
-            b += r * r * s.jyy;
-        }
+        let (a, b) = self.coupling(gear);
         (p - a * omega_y) / b
     }
 
     /// Complete model: the sprocket acceleration, from d/dt sum_k rho_k Jyy_k Omega_k,y = Q.
     fn acceleration(&self, gear: usize, domega_y: f64, q: f64) -> f64 {
-        let (mut a, mut b) = (0.0, 0.0);
-        for (s, r) in self.shafts.iter().zip(&self.ratios[gear]) {
-            a += r * s.jyy;
-            b += r * r * s.jyy;
-        }
+        let (a, b) = self.coupling(gear);
         (q - a * domega_y) / b
+    }
+
+    /// sum_k rho_k Jyy_k and sum_k rho_k^2 Jyy_k, shaft by shaft.
+    fn coupling(&self, gear: usize) -> (f64, f64) {
+        let shafts = self.shafts.iter().zip(&self.ratios[gear]);
+        shafts.fold((0.0, 0.0), |(a, b), (s, r)| {
+            (a + r * s.jyy, b + r * r * s.jyy)
+        })
     }
 
     /// Complete model: rotational kinetic energy and angular momentum of the shafts, with the
@@ -423,19 +424,18 @@ fn trajectories_and_casing_moments_equal_the_complete_models() {
         );
         assert_eq!(inst.do_step(t, H), OK, "{}", inst.log_text());
         let rho_eng = train.ratios[gear][train.crank];
-        let f = |s: f64, x: [f64; 2]| {
+        let f = |x: [f64; 2]| {
             let q = rho_eng * tau_eng + tau_ext - d_spin * x[1];
-            [x[1], train.acceleration(gear, slope[1], q) + 0.0 * s]
+            [x[1], train.acceleration(gear, slope[1], q)]
         };
         let sub = 200;
         let dt = H / sub as f64;
-        for j in 0..sub {
-            let s = t + j as f64 * dt;
+        for _ in 0..sub {
             let x = [theta, w];
-            let k1 = f(s, x);
-            let k2 = f(s, [x[0] + 0.5 * dt * k1[0], x[1] + 0.5 * dt * k1[1]]);
-            let k3 = f(s, [x[0] + 0.5 * dt * k2[0], x[1] + 0.5 * dt * k2[1]]);
-            let k4 = f(s, [x[0] + dt * k3[0], x[1] + dt * k3[1]]);
+            let k1 = f(x);
+            let k2 = f([x[0] + 0.5 * dt * k1[0], x[1] + 0.5 * dt * k1[1]]);
+            let k3 = f([x[0] + 0.5 * dt * k2[0], x[1] + 0.5 * dt * k2[1]]);
+            let k4 = f([x[0] + dt * k3[0], x[1] + dt * k3[1]]);
             theta += dt / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0]);
             w += dt / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1]);
         }

@@ -170,11 +170,11 @@ const RHO_NAMES: [[&str; MAX_SHAFTS]; MAX_GEARS] = [
 /// The parameters of shaft `$k` (0-based literal, `$n` its 1-based name).
 macro_rules! shaft_vars {
     ($v:ident; $($k:literal $n:literal),*) => {$(
-        $v.push(Var::parameter(concat!("m[", $n, "]"), real!(shaft[$k].m))
+        $v.push(Var::parameter(M_NAMES[$k], real!(shaft[$k].m))
             .unit("kg").min(0.0).describe(concat!("Mass of shaft ", $n, " with everything that turns with it")));
-        $v.push(Var::parameter(concat!("Jxx[", $n, "]"), real!(shaft[$k].jxx))
+        $v.push(Var::parameter(JXX_NAMES[$k], real!(shaft[$k].jxx))
             .unit("kg.m2").min(0.0).describe(concat!("Transverse inertia of shaft ", $n, " about its centre of mass (Jxx = Jzz)")));
-        $v.push(Var::parameter(concat!("Jyy[", $n, "]"), real!(shaft[$k].jyy))
+        $v.push(Var::parameter(JYY_NAMES[$k], real!(shaft[$k].jyy))
             .unit("kg.m2").min(0.0).describe(concat!("Spin inertia of shaft ", $n, " (about the casing's y axis)")));
         $v.push(Var::parameter(concat!("hx[", $n, "]"), real!(shaft[$k].hx))
             .unit("m").describe(concat!("x of shaft ", $n, "'s centre of mass in the casing frame")));
@@ -186,7 +186,7 @@ macro_rules! shaft_vars {
 /// The ratios of gear `$g` (0-based literal, `$gn` its 1-based name) for every shaft.
 macro_rules! ratio_vars {
     ($v:ident; $g:literal $gn:literal; $($k:literal $n:literal),*) => {$(
-        $v.push(Var::parameter(concat!("rho[", $gn, ",", $n, "]"), real!(rho[$g][$k]))
+        $v.push(Var::parameter(RHO_NAMES[$g][$k], real!(rho[$g][$k]))
             .describe(concat!("Speed of shaft ", $n, " over the sprocket shaft's (signed, relative to the casing) in gear ", $gn)));
     )*};
 }
