@@ -23,6 +23,7 @@ const UNITS: &[UnitEntry] = &[
     ("m/rad", [0, 1, 0, -1], None),
     ("m/rad2", [0, 1, 0, -2], None),
     ("N.s/m", [1, 0, -1, 0], None),
+    ("N/m", [1, 0, -2, 0], None),
     ("m/s", [0, 1, -1, 0], None),
     ("m/s2", [0, 1, -2, 0], None),
     ("kg", [1, 0, 0, 0], None),

@@ -1,0 +1,151 @@
+//! The chain's geometry on the planar half-bike: the open-belt tangents between the fixed drive
+//! sprocket and the wheel sprocket on the swinging arm, and the lengths of the two runs between
+//! material points of the chain.
+//!
+//! Frame: x forward, z up, seen from the bike's right side, origin at the swing-arm pivot;
+//! angles positive clockwise. The wheel centre is `W = (-l cos th_sa, l sin th_sa)`, the drive
+//! sprocket centre `P` is fixed. With `c = P - W`, `d = |c|`, `phi = atan2(c_z, c_x)`,
+//! `dr = r_ws - r_ds`, `alpha = acos(dr/d)` and `T = sqrt(d^2 - dr^2)` (the free length of each
+//! run), the upper run leaves both sprockets along the normal at angle `phi + alpha`, the lower
+//! run at `phi - alpha`, and between material marks (constants dropped)
+//!
+//! `L_u = G_u(th_sa) - r_ws (th_sa + th_rw) + r_ds th_ds`, `G_u = T - dr (phi + alpha)`,
+//! `L_l = G_l(th_sa) + r_ws (th_sa + th_rw) - r_ds th_ds`, `G_l = T + dr (phi - alpha)`.
+//!
+//! The wrapped arcs turn with their sprockets; only `G_u`, `G_l` depend on the swing arm, and
+//! their first two derivatives are computed in closed form here (the thesis's printed lengths
+//! lack the arm's contribution, see the documentation).
+
+use fmu_runtime::math::{acos, atan2, sin_cos};
+
+/// What does not change during a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Layout {
+    /// Swing-arm length, pivot to wheel axle.
+    pub l_sa: f64,
+    /// Drive sprocket centre, forward of the pivot.
+    pub ds_x: f64,
+    /// Drive sprocket centre, above the pivot.
+    pub ds_z: f64,
+    pub r_ds: f64,
+    pub r_ws: f64,
+}
+
+/// The geometric parts of the run lengths at one swing-arm angle, with their first and second
+/// derivatives with respect to it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Runs {
+    /// Distance between the sprocket centres.
+    pub d: f64,
+    /// Free length of each run, `sqrt(d^2 - dr^2)`.
+    pub span: f64,
+    /// Direction of the line of centres, wheel to sprocket, counter-clockwise from x (math sense).
+    pub phi: f64,
+    pub alpha: f64,
+    pub g_u: [f64; 3],
+    pub g_l: [f64; 3],
+}
+
+impl Layout {
+    /// `c = P - W` and its first two derivatives with respect to `th_sa`.
+    fn centres(&self, th_sa: f64) -> [[f64; 2]; 3] {
+        let (s, c) = sin_cos(th_sa);
+        let l = self.l_sa;
+        [
+            [self.ds_x + l * c, self.ds_z - l * s],
+            [-l * s, -l * c],
+            [-l * c, l * s],
+        ]
+    }
+
+    /// Whether the chain can wrap at `th_sa`: the sprockets must not overlap.
+    pub fn wraps(&self, th_sa: f64) -> bool {
+        let [c, _, _] = self.centres(th_sa);
+        (c[0] * c[0] + c[1] * c[1]).sqrt() > self.r_ds + self.r_ws
+    }
+
+    pub fn runs(&self, th_sa: f64) -> Runs {
+        let [c, c1, c2] = self.centres(th_sa);
+        let dot = |a: [f64; 2], b: [f64; 2]| a[0] * b[0] + a[1] * b[1];
+        let cross = |a: [f64; 2], b: [f64; 2]| a[0] * b[1] - a[1] * b[0];
+        let dr = self.r_ws - self.r_ds;
+        let d2 = dot(c, c);
+        let d = d2.sqrt();
+        let d1 = dot(c, c1) / d;
+        let dd = (dot(c1, c1) + dot(c, c2) - d1 * d1) / d;
+        let span = (d2 - dr * dr).sqrt();
+        let span1 = d * d1 / span;
+        let span2 = (d1 * d1 + d * dd - span1 * span1) / span;
+        let phi = atan2(c[1], c[0]);
+        let phi1 = cross(c, c1) / d2;
+        let phi2 = cross(c, c2) / d2 - 2.0 * cross(c, c1) * dot(c, c1) / (d2 * d2);
+        // alpha = acos(dr/d): sin(alpha) = span/d, so alpha' = dr d' / (d span).
+        let alpha = acos(dr / d);
+        let q = d * span;
+        let alpha1 = dr * d1 / q;
+        let alpha2 = dr * (dd * q - d1 * (d1 * span + d * span1)) / (q * q);
+        Runs {
+            d,
+            span,
+            phi,
+            alpha,
+            g_u: [
+                span - dr * (phi + alpha),
+                span1 - dr * (phi1 + alpha1),
+                span2 - dr * (phi2 + alpha2),
+            ],
+            g_l: [
+                span + dr * (phi - alpha),
+                span1 + dr * (phi1 - alpha1),
+                span2 + dr * (phi2 - alpha2),
+            ],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const TABLE_2_2: Layout = Layout {
+        l_sa: 0.7,
+        ds_x: 0.08,
+        ds_z: -0.02,
+        r_ds: 0.03,
+        r_ws: 0.08,
+    };
+
+    #[test]
+    fn derivatives_match_finite_differences() {
+        let g = TABLE_2_2;
+        let h = 1e-5;
+        for k in 0..=60 {
+            let th = -0.6 + k as f64 * 0.02;
+            let (a, m, b) = (g.runs(th - h), g.runs(th), g.runs(th + h));
+            for (lo, mid, hi) in [(a.g_u, m.g_u, b.g_u), (a.g_l, m.g_l, b.g_l)] {
+                let fd1 = (hi[0] - lo[0]) / (2.0 * h);
+                let fd2 = (hi[1] - lo[1]) / (2.0 * h);
+                assert!(
+                    (fd1 - mid[1]).abs() < 1e-10,
+                    "th = {th}: {fd1} vs {}",
+                    mid[1]
+                );
+                assert!(
+                    (fd2 - mid[2]).abs() < 1e-9,
+                    "th = {th}: {fd2} vs {}",
+                    mid[2]
+                );
+            }
+        }
+    }
+
+    /// The thesis-notes figures at th_sa = 0 (converted to our signs): d_ia = 0.78026,
+    /// AC = 0.77865, alpha = 1.50667.
+    #[test]
+    fn table_2_2_at_the_reference_angle() {
+        let r = TABLE_2_2.runs(0.0);
+        assert!((r.d - 0.78026).abs() < 5e-6, "{}", r.d);
+        assert!((r.span - 0.77865).abs() < 5e-6, "{}", r.span);
+        assert!((r.alpha - 1.50667).abs() < 5e-6, "{}", r.alpha);
+    }
+}

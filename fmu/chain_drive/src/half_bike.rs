@@ -1,0 +1,581 @@
+//! The half-bike's equations of motion under the three chain models.
+//!
+//! Coordinates `q = (th_ds, th_sa, th_rw)`, `th_rw` relative to the swing arm; speeds `w`.
+//! Mass matrix `M = [[J_ds, 0, 0], [0, I_sa + J_rw, J_rw], [0, J_rw, J_rw]]`, constant, so there
+//! are no velocity terms. Generalized forces other than the chain's:
+//! `u_ds = tau_eng - gamma_ds w_ds`,
+//! `u_sa = tau_preload - k_susp (th_sa - th_ref) - c_susp w_sa - G_sa cos(th_sa) + tau_load`,
+//! `u_rw = tau_load - (c_brake + gamma_rw) w_rw`.
+//! A run of tension `T` adds `-T grad L` (its length `L` from [`crate::geometry`]).
+
+use crate::geometry::{Layout, Runs};
+use fmu_runtime::math::cos;
+use fmu_runtime::Invalid;
+
+pub const UPPER: i32 = 1;
+pub const LOWER: i32 = -1;
+pub const FREE: i32 = 0;
+pub const BOTH: i32 = 2;
+
+type V3 = [f64; 3];
+
+fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// The parameters of the half-bike and its chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HalfBike {
+    pub layout: Layout,
+    pub j_ds: f64,
+    pub j_sa: f64,
+    pub j_rw: f64,
+    pub m_sa: f64,
+    pub m_rw: f64,
+    pub d_sa: f64,
+    pub k: f64,
+    pub c: f64,
+    pub slack: f64,
+    pub g: f64,
+    pub k_susp: f64,
+    pub c_susp: f64,
+    pub tau_preload: f64,
+    pub theta_sa_ref: f64,
+    pub gamma_ds: f64,
+    pub gamma_rw: f64,
+}
+
+impl Default for HalfBike {
+    /// Table 2.2 of the thesis; chain, suspension and friction values are ours (the thesis
+    /// gives none): see the documentation.
+    fn default() -> Self {
+        HalfBike {
+            layout: Layout {
+                l_sa: 0.7,
+                ds_x: 0.08,
+                ds_z: -0.02,
+                r_ds: 0.03,
+                r_ws: 0.08,
+            },
+            j_ds: 0.005,
+            j_sa: 0.4,
+            j_rw: 0.7,
+            m_sa: 7.0,
+            m_rw: 15.0,
+            d_sa: 0.35,
+            k: 1e5,
+            c: 0.0,
+            slack: 0.002,
+            g: 9.81,
+            k_susp: 1e4,
+            c_susp: 200.0,
+            // The weight of arm and wheel about the pivot: th_ref is then the rest position.
+            tau_preload: 9.81 * (7.0 * 0.35 + 15.0 * 0.7),
+            theta_sa_ref: 0.0,
+            gamma_ds: 1e-3,
+            gamma_rw: 1e-2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs {
+    pub tau_eng: f64,
+    pub tau_load: f64,
+    pub c_brake: f64,
+}
+
+/// The run lengths at which each run goes taut.
+#[derive(Debug, Clone, Copy)]
+pub struct Rest {
+    pub l_u0: f64,
+    pub l_l0: f64,
+}
+
+/// Everything at one instant: positions and speeds as the outputs show them (algebraic ones
+/// solved), accelerations, tensions, extensions, energy terms, event indicators.
+#[derive(Debug, Clone, Copy)]
+pub struct Motion {
+    pub q: V3,
+    pub speeds: V3,
+    pub dw: V3,
+    pub t_u: f64,
+    pub t_l: f64,
+    pub e_u: f64,
+    pub e_l: f64,
+    pub energy_chain: f64,
+    pub power_dissipated: f64,
+    pub indicators: [f64; 2],
+}
+
+/// A mode change at an event: the new mode, positions and speeds, and the energy an impact
+/// lost (None: no impact).
+#[derive(Debug, Clone, Copy)]
+pub struct Switch {
+    pub mode: i32,
+    pub q: V3,
+    pub w: V3,
+    pub impact: Option<f64>,
+}
+
+/// Whether a run's indicator `z` (with rate `dz` and acceleration `ddz`) is positive or about
+/// to be: an indicator at zero is decided by where it is heading, so a segment never starts
+/// with an indicator at zero in the wrong mode (a root finder sees no sign change from 0).
+/// `scale` bounds the rounding of `dz`.
+fn heading_positive(z: f64, dz: f64, ddz: f64, scale: f64) -> bool {
+    let tiny = 1e-12 * scale;
+    z > 0.0 || z == 0.0 && (dz > tiny || dz.abs() <= tiny && ddz > 0.0)
+}
+
+impl HalfBike {
+    /// Inertia of swing arm and wheel mass about the pivot.
+    pub fn i_sa(&self) -> f64 {
+        self.j_sa + self.m_sa * self.d_sa * self.d_sa + self.m_rw * self.layout.l_sa.powi(2)
+    }
+
+    /// Gravity moment amplitude: the potential is `G_sa sin(th_sa)` (z up).
+    pub fn g_sa(&self) -> f64 {
+        self.g * (self.m_sa * self.d_sa + self.m_rw * self.layout.l_sa)
+    }
+
+    pub fn check(&self) -> Result<(), Invalid> {
+        let l = self.layout;
+        for (name, x) in [
+            ("J_ds", self.j_ds),
+            ("J_rw", self.j_rw),
+            ("l_sa", l.l_sa),
+            ("r_ds", l.r_ds),
+            ("r_ws", l.r_ws),
+            ("k_chain", self.k),
+            ("slack", self.slack),
+            ("k_susp", self.k_susp),
+        ] {
+            if !(x.is_finite() && x > 0.0) {
+                return Err(Invalid::new(name, x, "must be positive"));
+            }
+        }
+        for (name, x) in [
+            ("J_sa", self.j_sa),
+            ("m_sa", self.m_sa),
+            ("m_rw", self.m_rw),
+            ("c_chain", self.c),
+            ("g", self.g),
+            ("c_susp", self.c_susp),
+            ("gamma_ds", self.gamma_ds),
+            ("gamma_rw", self.gamma_rw),
+        ] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(Invalid::new(name, x, "must be >= 0"));
+            }
+        }
+        for (name, x) in [
+            ("d_sa", self.d_sa),
+            ("ds_x", l.ds_x),
+            ("ds_z", l.ds_z),
+            ("tau_preload", self.tau_preload),
+            ("theta_sa_ref", self.theta_sa_ref),
+        ] {
+            if !x.is_finite() {
+                return Err(Invalid::new(name, x, "must be a finite number"));
+            }
+        }
+        if self.i_sa() <= 0.0 {
+            return Err(Invalid::new(
+                "J_sa",
+                self.j_sa,
+                "the swing arm needs an inertia about its pivot (J_sa, m_sa or m_rw > 0)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `M^-1 v`: the ds row alone; rows sa and rw give `I_sa a_sa = v_sa - v_rw`.
+    fn m_inv(&self, v: V3) -> V3 {
+        let a_sa = (v[1] - v[2]) / self.i_sa();
+        [v[0] / self.j_ds, a_sa, v[2] / self.j_rw - a_sa]
+    }
+
+    pub fn kinetic(&self, w: V3) -> f64 {
+        0.5 * (self.j_ds * w[0] * w[0]
+            + self.i_sa() * w[1] * w[1]
+            + self.j_rw * (w[1] + w[2]).powi(2))
+    }
+
+    /// Run lengths between material marks.
+    pub fn lengths(&self, q: V3) -> (f64, f64) {
+        self.lengths_at(&self.layout.runs(q[1]), q)
+    }
+
+    fn lengths_at(&self, r: &Runs, q: V3) -> (f64, f64) {
+        let (r_ds, r_ws) = (self.layout.r_ds, self.layout.r_ws);
+        let wheel = r_ws * (q[1] + q[2]);
+        (
+            r.g_u[0] - wheel + r_ds * q[0],
+            r.g_l[0] + wheel - r_ds * q[0],
+        )
+    }
+
+    /// `grad L_u`, `grad L_l`.
+    fn gradients(&self, r: &Runs) -> (V3, V3) {
+        let (r_ds, r_ws) = (self.layout.r_ds, self.layout.r_ws);
+        (
+            [r_ds, r.g_u[1] - r_ws, -r_ws],
+            [-r_ds, r.g_l[1] + r_ws, r_ws],
+        )
+    }
+
+    /// Generalized forces other than the chain's, and the power they dissipate.
+    fn applied(&self, q: V3, w: V3, u: Inputs) -> (V3, f64) {
+        let dth = q[1] - self.theta_sa_ref;
+        let suspension = self.tau_preload - self.k_susp * dth - self.c_susp * w[1];
+        let wheel_drag = u.c_brake + self.gamma_rw;
+        (
+            [
+                u.tau_eng - self.gamma_ds * w[0],
+                suspension - self.g_sa() * cos(q[1]) + u.tau_load,
+                u.tau_load - wheel_drag * w[2],
+            ],
+            self.gamma_ds * w[0] * w[0] + self.c_susp * w[1] * w[1] + wheel_drag * w[2] * w[2],
+        )
+    }
+
+    /// The rate at which chain damping alone would relax a taut run (1/s): `c A M^-1 A^T`.
+    pub fn chain_rate(&self, th_sa: f64) -> f64 {
+        let (a_u, _) = self.gradients(&self.layout.runs(th_sa));
+        self.c * dot(a_u, self.m_inv(a_u))
+    }
+
+    /// A speed scale for the rounding of a run's rate.
+    fn speed_scale(&self, r: &Runs, w: V3) -> f64 {
+        let l = self.layout;
+        l.r_ds * w[0].abs()
+            + r.g_u[1].abs().max(r.g_l[1].abs()) * w[1].abs()
+            + l.r_ws * (w[1].abs() + w[2].abs())
+            + f64::MIN_POSITIVE
+    }
+
+    /// Full elastic chain: each run pulls with `k e + c de/dt` while taut (`mode`).
+    pub fn full(&self, q: V3, w: V3, u: Inputs, rest: Rest, mode: i32) -> Motion {
+        let r = self.layout.runs(q[1]);
+        let (l_u, l_l) = self.lengths_at(&r, q);
+        let (e_u, e_l) = (l_u - rest.l_u0, l_l - rest.l_l0);
+        let (a_u, a_l) = self.gradients(&r);
+        let (de_u, de_l) = (dot(a_u, w), dot(a_l, w));
+        let taut_u = mode == UPPER || mode == BOTH;
+        let taut_l = mode == LOWER || mode == BOTH;
+        let t_u = if taut_u {
+            self.k * e_u + self.c * de_u
+        } else {
+            0.0
+        };
+        let t_l = if taut_l {
+            self.k * e_l + self.c * de_l
+        } else {
+            0.0
+        };
+        let (f, mut power) = self.applied(q, w, u);
+        let f = [0, 1, 2].map(|i| f[i] - t_u * a_u[i] - t_l * a_l[i]);
+        if taut_u {
+            power += self.c * de_u * de_u;
+        }
+        if taut_l {
+            power += self.c * de_l * de_l;
+        }
+        let positive = |e: f64| e.max(0.0).powi(2);
+        Motion {
+            q,
+            speeds: w,
+            dw: self.m_inv(f),
+            t_u,
+            t_l,
+            e_u,
+            e_l,
+            energy_chain: 0.5 * self.k * (positive(e_u) + positive(e_l)),
+            power_dissipated: power,
+            indicators: [
+                self.taut_indicator(e_u, de_u),
+                self.taut_indicator(e_l, de_l),
+            ],
+        }
+    }
+
+    /// Positive exactly while a run pulls: `e > 0` and `k e + c de/dt > 0`.
+    fn taut_indicator(&self, e: f64, de: f64) -> f64 {
+        e.min(e + self.c / self.k * de)
+    }
+
+    /// Full model: which runs are taut now.
+    pub fn full_switch(&self, q: V3, w: V3, u: Inputs, rest: Rest, mode: i32) -> Option<Switch> {
+        let r = self.layout.runs(q[1]);
+        let scale = self.speed_scale(&r, w);
+        // Rates of the indicators: the accelerations only matter when a run sits at zero at
+        // rest, where the chain force is zero whatever the mode.
+        let free = self.full(q, w, u, rest, FREE);
+        let m = self.full(q, w, u, rest, mode);
+        let (a_u, a_l) = self.gradients(&r);
+        let curv = |g2: f64| g2 * w[1] * w[1];
+        let taut_u = heading_positive(
+            m.indicators[0],
+            dot(a_u, w),
+            dot(a_u, free.dw) + curv(r.g_u[2]),
+            scale,
+        );
+        let taut_l = heading_positive(
+            m.indicators[1],
+            dot(a_l, w),
+            dot(a_l, free.dw) + curv(r.g_l[2]),
+            scale,
+        );
+        let new = match (taut_u, taut_l) {
+            (true, true) => BOTH,
+            (true, false) => UPPER,
+            (false, true) => LOWER,
+            (false, false) => FREE,
+        };
+        (new != mode).then_some(Switch {
+            mode: new,
+            q,
+            w,
+            impact: None,
+        })
+    }
+
+    /// Quasi-steady-state chain: the wheel is the state; the chain's extension and the swing
+    /// arm follow it algebraically (`w_sa = 0`). The taut run is `mode`.
+    pub fn qss(&self, q: V3, w: V3, u: Inputs, rest: Rest, mode: i32) -> Motion {
+        let l = self.layout;
+        let rho = l.r_ws / l.r_ds;
+        let w_rw = w[2];
+        let (x, y) = self.qss_forces(w_rw, u);
+        let a_rw = (x + rho * y) / (self.j_rw + rho * rho * self.j_ds);
+        // The signed tension T_u - T_l, from the wheel's equation.
+        let t_s = (self.j_rw * a_rw - x) / l.r_ws;
+        let (t_u, t_l) = (t_s.max(0.0), (-t_s).max(0.0));
+        let th_sa = self.qss_arm(w_rw, u, t_u, t_l, q[1]);
+        let r = l.runs(th_sa);
+        let wheel = l.r_ws * (th_sa + q[2]);
+        // The taut run stretched by |T_s|/k (signed: T_s/k upper, -T_s/k lower).
+        let th_ds = if mode == LOWER {
+            (r.g_l[0] + wheel - rest.l_l0 + t_s / self.k) / l.r_ds
+        } else {
+            (rest.l_u0 + t_s / self.k - r.g_u[0] + wheel) / l.r_ds
+        };
+        let qq = [th_ds, th_sa, q[2]];
+        let (l_u, l_l) = self.lengths_at(&r, qq);
+        let speeds = [rho * w_rw, 0.0, w_rw];
+        Motion {
+            q: qq,
+            speeds,
+            dw: [rho * a_rw, 0.0, a_rw],
+            t_u,
+            t_l,
+            e_u: l_u - rest.l_u0,
+            e_l: l_l - rest.l_l0,
+            energy_chain: 0.5 * t_s * t_s / self.k,
+            power_dissipated: self.gamma_ds * speeds[0] * speeds[0]
+                + (u.c_brake + self.gamma_rw) * w_rw * w_rw,
+            indicators: [t_s, 1.0],
+        }
+    }
+
+    /// `X` and `Y` of the QSS model: the wheel's and the sprocket's generalized forces other
+    /// than the chain's, with the sprocket turning at `rho w_rw`.
+    fn qss_forces(&self, w_rw: f64, u: Inputs) -> (f64, f64) {
+        let rho = self.layout.r_ws / self.layout.r_ds;
+        (
+            u.tau_load - (u.c_brake + self.gamma_rw) * w_rw,
+            u.tau_eng - self.gamma_ds * rho * w_rw,
+        )
+    }
+
+    /// The swing-arm angle at which it does not accelerate (`a_sa = 0`, so the sa and rw rows
+    /// of the forces agree): `tau_preload - k_susp (th - th_ref) - G_sa cos(th)
+    /// + (c_brake + gamma_rw) w_rw - T_u G_u'(th) - T_l G_l'(th) = 0`, by Newton from `guess`.
+    fn qss_arm(&self, w_rw: f64, u: Inputs, t_u: f64, t_l: f64, guess: f64) -> f64 {
+        let g_sa = self.g_sa();
+        let drag = (u.c_brake + self.gamma_rw) * w_rw;
+        let mut th = if guess.is_finite() {
+            guess
+        } else {
+            self.theta_sa_ref
+        };
+        for _ in 0..50 {
+            let r = self.layout.runs(th);
+            let (s, c) = fmu_runtime::math::sin_cos(th);
+            let h = self.tau_preload - self.k_susp * (th - self.theta_sa_ref) - g_sa * c + drag
+                - t_u * r.g_u[1]
+                - t_l * r.g_l[1];
+            let dh = -self.k_susp + g_sa * s - t_u * r.g_u[2] - t_l * r.g_l[2];
+            let step = h / dh;
+            th -= step;
+            if !(step.abs() > 1e-15 * (1.0 + th.abs())) {
+                break;
+            }
+        }
+        th
+    }
+
+    /// QSS: the taut run follows the sign of the tension (held where it is zero).
+    pub fn qss_switch(&self, q: V3, w: V3, u: Inputs, mode: i32) -> Option<Switch> {
+        let l = self.layout;
+        let rho = l.r_ws / l.r_ds;
+        let (x, y) = self.qss_forces(w[2], u);
+        let a_rw = (x + rho * y) / (self.j_rw + rho * rho * self.j_ds);
+        let t_s = (self.j_rw * a_rw - x) / l.r_ws;
+        let new = if t_s > 0.0 {
+            UPPER
+        } else if t_s < 0.0 {
+            LOWER
+        } else {
+            mode
+        };
+        (new != mode).then_some(Switch {
+            mode: new,
+            q,
+            w,
+            impact: None,
+        })
+    }
+
+    /// Inextensible chain: in a taut mode the run's length is held, `th_ds` follows from the
+    /// other coordinates (its own state is not used) and the tension is the constraint force;
+    /// slack (FREE): no chain force.
+    pub fn inextensible(&self, q: V3, w: V3, u: Inputs, rest: Rest, mode: i32) -> Motion {
+        let r = self.layout.runs(q[1]);
+        let (a_u, a_l) = self.gradients(&r);
+        if mode != UPPER && mode != LOWER {
+            let (l_u, l_l) = self.lengths_at(&r, q);
+            let (f, power) = self.applied(q, w, u);
+            return Motion {
+                q,
+                speeds: w,
+                dw: self.m_inv(f),
+                t_u: 0.0,
+                t_l: 0.0,
+                e_u: l_u - rest.l_u0,
+                e_l: l_l - rest.l_l0,
+                energy_chain: 0.0,
+                power_dissipated: power,
+                indicators: [l_u - rest.l_u0, l_l - rest.l_l0],
+            };
+        }
+        let (qq, ww) = self.on_constraint(&r, q, w, rest, mode);
+        let (a, g2) = if mode == UPPER {
+            (a_u, r.g_u[2])
+        } else {
+            (a_l, r.g_l[2])
+        };
+        let (f, power) = self.applied(qq, ww, u);
+        let m_a = self.m_inv(a);
+        // A a_q + G'' w_sa^2 = 0 with M a_q = f - lambda A^T.
+        let lambda = (dot(a, self.m_inv(f)) + g2 * ww[1] * ww[1]) / dot(a, m_a);
+        let dw = [0, 1, 2].map(|i| self.m_inv(f)[i] - lambda * m_a[i]);
+        let (l_u, l_l) = self.lengths_at(&r, qq);
+        let (e_u, e_l) = (l_u - rest.l_u0, l_l - rest.l_l0);
+        let (t_u, t_l, other) = if mode == UPPER {
+            (lambda, 0.0, e_l)
+        } else {
+            (0.0, lambda, e_u)
+        };
+        Motion {
+            q: qq,
+            speeds: ww,
+            dw,
+            t_u,
+            t_l,
+            e_u,
+            e_l,
+            energy_chain: 0.0,
+            power_dissipated: power,
+            indicators: [lambda, other],
+        }
+    }
+
+    /// Positions and speeds with `th_ds` and `w_ds` from the taut run's constraint
+    /// (`L` is linear in `th_ds`, with slope `+r_ds` upper and `-r_ds` lower).
+    fn on_constraint(&self, r: &Runs, q: V3, w: V3, rest: Rest, mode: i32) -> (V3, V3) {
+        let l = self.layout;
+        let wheel = l.r_ws * (q[1] + q[2]);
+        let (th_ds, w_ds) = if mode == UPPER {
+            (
+                (rest.l_u0 - r.g_u[0] + wheel) / l.r_ds,
+                ((l.r_ws - r.g_u[1]) * w[1] + l.r_ws * w[2]) / l.r_ds,
+            )
+        } else {
+            (
+                (r.g_l[0] + wheel - rest.l_l0) / l.r_ds,
+                ((r.g_l[1] + l.r_ws) * w[1] + l.r_ws * w[2]) / l.r_ds,
+            )
+        };
+        ([th_ds, q[1], q[2]], [w_ds, w[1], w[2]])
+    }
+
+    /// Inextensible chain: a taut run goes slack when its tension would turn negative; a slack
+    /// run going taut is a plastic impact, `w+ = w - M^-1 A^T (A w)/(A M^-1 A^T)`, which keeps
+    /// the generalized momentum along every motion the run allows and loses
+    /// `(A w)^2 / (2 A M^-1 A^T)`. Both runs taut at once means the slack is too small.
+    pub fn inextensible_switch(
+        &self,
+        q: V3,
+        w: V3,
+        u: Inputs,
+        rest: Rest,
+        mode: i32,
+    ) -> Result<Option<Switch>, Invalid> {
+        let r = self.layout.runs(q[1]);
+        let scale = self.speed_scale(&r, w);
+        let (a_u, a_l) = self.gradients(&r);
+        if mode == UPPER || mode == LOWER {
+            let m = self.inextensible(q, w, u, rest, mode);
+            let lambda = m.indicators[0];
+            if lambda < 0.0 {
+                return Ok(Some(Switch {
+                    mode: FREE,
+                    q: m.q,
+                    w: m.speeds,
+                    impact: None,
+                }));
+            }
+            let (other, a) = if mode == UPPER {
+                (m.e_l, a_l)
+            } else {
+                (m.e_u, a_u)
+            };
+            if heading_positive(other, dot(a, m.speeds), 0.0, scale) {
+                return Err(Invalid::new(
+                    "slack",
+                    self.slack,
+                    format!(
+                        "both runs are taut at theta_sa = {}: the swing arm's travel takes up more than the slack",
+                        q[1]
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        let free = self.inextensible(q, w, u, rest, FREE);
+        for (run, e, a, g2) in [
+            (UPPER, free.e_u, a_u, r.g_u[2]),
+            (LOWER, free.e_l, a_l, r.g_l[2]),
+        ] {
+            let de = dot(a, w);
+            let dde = dot(a, free.dw) + g2 * w[1] * w[1];
+            // Taut again only while closing: a run a hair past zero but opening stays slack.
+            if !(e >= 0.0 && heading_positive(0.0, de, dde, scale)) {
+                continue;
+            }
+            let m_a = self.m_inv(a);
+            let p = dot(a, m_a);
+            let closing = de.max(0.0);
+            let w_plus = [0, 1, 2].map(|i| w[i] - m_a[i] * closing / p);
+            let (q_plus, w_plus) = self.on_constraint(&r, q, w_plus, rest, run);
+            return Ok(Some(Switch {
+                mode: run,
+                q: q_plus,
+                w: w_plus,
+                impact: (closing > 0.0).then(|| 0.5 * closing * closing / p),
+            }));
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,428 @@
+//! ChainDrive through the C ABI: the run lengths against an independent tangent construction,
+//! energy conservation with the swing arm moving, the static stall in every chain model, the
+//! chain's natural frequency, the reduced models as the limit of a stiff chain, the
+//! inextensible chain's slack mode and impacts, communication-step independence, refusals.
+
+use fmu_harness::{Fmu, Instance, ERROR, OK};
+use std::f64::consts::PI;
+
+const MODEL: &str = "ChainDrive";
+const FULL: f64 = 1.0;
+const QSS: f64 = 2.0;
+const INEXTENSIBLE: f64 = 3.0;
+// Table 2.2 and the FMU's defaults.
+const R_DS: f64 = 0.03;
+const R_WS: f64 = 0.08;
+const J_DS: f64 = 0.005;
+const J_RW: f64 = 0.7;
+const L_SA: f64 = 0.7;
+const P: [f64; 2] = [0.08, -0.02];
+
+/// No friction, damping or brake anywhere.
+const LOSSLESS: [(&str, f64); 4] = [
+    ("gamma_ds", 0.0),
+    ("gamma_rw", 0.0),
+    ("c_susp", 0.0),
+    ("c_chain", 0.0),
+];
+
+fn start<'a>(fmu: &'a Fmu, model: f64, params: &[(&str, f64)]) -> Instance<'a> {
+    let inst = fmu.instantiate("chain");
+    let mut all = vec![("chain_model", model)];
+    all.extend_from_slice(params);
+    let ints: Vec<(&str, f64)> = all
+        .iter()
+        .filter(|(n, _)| *n == "chain_model")
+        .copied()
+        .collect();
+    let reals: Vec<(&str, f64)> = all
+        .iter()
+        .filter(|(n, _)| *n != "chain_model")
+        .copied()
+        .collect();
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    for (n, v) in &ints {
+        assert_eq!(inst.set_int(n, *v as i32), OK);
+    }
+    for (n, v) in &reals {
+        assert_eq!(inst.set(n, *v), OK, "{n}");
+    }
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    inst
+}
+
+fn set_inputs(inst: &Instance, tau_eng: f64, tau_load: f64, c_brake: f64) {
+    for (n, v) in [
+        ("tau_eng", tau_eng),
+        ("tau_load", tau_load),
+        ("c_brake", c_brake),
+    ] {
+        assert_eq!(inst.set(n, v), OK);
+    }
+}
+
+fn energy(inst: &Instance) -> f64 {
+    [
+        "energy_kinetic",
+        "energy_gravity",
+        "energy_suspension",
+        "energy_chain",
+        "energy_dissipated",
+    ]
+    .iter()
+    .map(|n| inst.real(n))
+    .sum()
+}
+
+/// Steps from `t0` to `t1` with the inputs `u(t)` held over each step; returns the work the
+/// inputs did (exact for held inputs: torque times angle increment).
+fn run(inst: &Instance, t0: f64, t1: f64, h: f64, u: impl Fn(f64) -> [f64; 3]) -> f64 {
+    let mut work = 0.0;
+    let n = ((t1 - t0) / h).round() as usize;
+    for k in 0..n {
+        let t = t0 + k as f64 * h;
+        let [tau_eng, tau_load, c_brake] = u(t);
+        set_inputs(inst, tau_eng, tau_load, c_brake);
+        let before = [inst.real("theta_ds"), inst.real("theta_wheel")];
+        assert_eq!(inst.do_step(t, h), OK, "t = {t}: {}", inst.log_text());
+        work += tau_eng * (inst.real("theta_ds") - before[0])
+            + tau_load * (inst.real("theta_wheel") - before[1]);
+    }
+    work
+}
+
+/// The run lengths between material marks at th_ds = th_rw = 0 and swing-arm angle `th`, built
+/// here from the tangent points: the unit normal n of an open-belt tangent satisfies
+/// n.(P - W) = r_ws - r_ds; the run is tangent at W + r_ws n and P + r_ds n; a run's length
+/// between marks is the arc on the wheel sprocket from its mark, the straight span and the arc
+/// on the drive sprocket to its mark. The wheel's mark turns clockwise with the arm.
+fn independent_lengths(th: f64) -> (f64, f64) {
+    let w = [-L_SA * th.cos(), L_SA * th.sin()];
+    let c = [P[0] - w[0], P[1] - w[1]];
+    let d = (c[0] * c[0] + c[1] * c[1]).sqrt();
+    let base = c[1].atan2(c[0]);
+    // n.c = d cos(angle between) = r_ws - r_ds: two normals, above and below the centre line.
+    let off = ((R_WS - R_DS) / d).acos();
+    let normal = |a: f64| [a.cos(), a.sin()];
+    let (n_u, n_l) = (normal(base + off), normal(base - off));
+    let span = |n: [f64; 2]| {
+        let a = [w[0] + R_WS * n[0], w[1] + R_WS * n[1]];
+        let b = [P[0] + R_DS * n[0], P[1] + R_DS * n[1]];
+        ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt()
+    };
+    let angle = |n: [f64; 2]| n[1].atan2(n[0]);
+    let ccw = |from: f64, to: f64| (to - from).rem_euclid(2.0 * PI);
+    // Marks: at the back of the wheel sprocket (math angle pi, turned clockwise by th), at the
+    // front of the drive sprocket (angle 0).
+    let mark_w = PI - th;
+    let upper = R_WS * ccw(angle(n_u), mark_w) + span(n_u) + R_DS * ccw(0.0, angle(n_u));
+    let lower = R_WS * ccw(mark_w, angle(n_l)) + span(n_l) + R_DS * ccw(angle(n_l), 0.0);
+    (upper, lower)
+}
+
+#[test]
+fn run_lengths_match_an_independent_tangent_construction() {
+    let fmu = Fmu::load(MODEL);
+    let lengths = |th: f64| {
+        let inst = start(&fmu, FULL, &[("theta_sa_start", th)]);
+        let slack = inst.real("slack");
+        (inst.real("L_upper_0"), inst.real("L_lower_0") - slack)
+    };
+    let (fmu0, ind0) = (lengths(0.0), independent_lengths(0.0));
+    let mut worst = 0.0f64;
+    for k in 0..=12 {
+        let th = -0.3 + 0.05 * k as f64;
+        let (got, want) = (lengths(th), independent_lengths(th));
+        for (g, w, g0, w0) in [
+            (got.0, want.0, fmu0.0, ind0.0),
+            (got.1, want.1, fmu0.1, ind0.1),
+        ] {
+            worst = worst.max(((g - g0) - (w - w0)).abs());
+        }
+        // Both runs together: the open belt's length, up to the constant the marks add.
+        let offset = |th: f64| {
+            let (u, l) = independent_lengths(th);
+            u + l - belt(th)
+        };
+        assert!((offset(th) - offset(0.0)).abs() < 1e-12, "th = {th}");
+    }
+    eprintln!("run lengths: largest difference {worst:.1e} m");
+    assert!(worst < 1e-12, "{worst}");
+}
+
+/// The open belt's length `2 span + pi (r1 + r2) + 2 (r1 - r2) asin((r1 - r2)/d)`.
+fn belt(th: f64) -> f64 {
+    let d = ((P[0] + L_SA * th.cos()).powi(2) + (P[1] - L_SA * th.sin()).powi(2)).sqrt();
+    2.0 * (d * d - (R_WS - R_DS).powi(2)).sqrt()
+        + PI * (R_WS + R_DS)
+        + 2.0 * (R_WS - R_DS) * ((R_WS - R_DS) / d).asin()
+}
+
+/// With every damping and friction off, the full model conserves kinetic + gravity +
+/// suspension + chain energy against the inputs' work, while the swing arm moves and the chain
+/// goes taut, slack and taut again.
+#[test]
+fn full_model_conserves_energy_with_the_swing_arm_moving() {
+    let fmu = Fmu::load(MODEL);
+    let inst = start(&fmu, FULL, &LOSSLESS);
+    let e0 = energy(&inst);
+    let u = |t: f64| {
+        let tau = if t < 0.3 {
+            30.0
+        } else if t < 0.6 {
+            -20.0
+        } else {
+            5.0 * (7.0 * t).sin()
+        };
+        [tau, -40.0 * (t < 0.8) as i32 as f64, 0.0]
+    };
+    let mut work = 0.0;
+    let (mut worst, mut scale, mut arm) = (0.0f64, 0.0f64, (f64::MAX, f64::MIN));
+    let (mut taut_u, mut taut_l) = (false, false);
+    for k in 0..1500 {
+        let t = k as f64 * 1e-3;
+        work += run(&inst, t, t + 1e-3, 1e-3, u);
+        let e = energy(&inst);
+        scale = scale.max(inst.real("energy_kinetic")).max(work.abs());
+        worst = worst.max((e - e0 - work).abs());
+        let th = inst.real("theta_sa");
+        arm = (arm.0.min(th), arm.1.max(th));
+        taut_u |= inst.int("chain_mode") == 1;
+        taut_l |= inst.int("chain_mode") == -1;
+    }
+    eprintln!(
+        "energy residual {worst:.1e} J of {scale:.1} J; swing arm {:.2e}..{:.2e} rad",
+        arm.0, arm.1
+    );
+    assert!(taut_u && taut_l, "both runs must take load");
+    assert!(arm.1 - arm.0 > 1e-3, "the swing arm must move: {arm:?}");
+    assert!(worst < 1e-6 * scale, "{worst} of {scale}");
+}
+
+/// The static stall: the engine torque held by the load torque through the chain at rest. In
+/// every chain model the upper run then carries tau_eng / r_ds and the lower none, once the
+/// full model's chain oscillation and the swing arm's squat have died out.
+#[test]
+fn stall_tension_is_the_torque_over_the_sprocket_radius_in_every_model() {
+    let fmu = Fmu::load(MODEL);
+    let tau_eng = 12.0;
+    let tau_load = -tau_eng * R_WS / R_DS;
+    for model in [FULL, QSS, INEXTENSIBLE] {
+        let inst = start(&fmu, model, &[("c_chain", 500.0)]);
+        run(&inst, 0.0, 4.0, 1e-3, |_| [tau_eng, tau_load, 0.0]);
+        let t_u = inst.real("T_upper");
+        eprintln!(
+            "model {model}: T_upper {t_u}, T_lower {}, w_wheel {:.1e}, theta_sa {:.3e}",
+            inst.real("T_lower"),
+            inst.real("w_wheel"),
+            inst.real("theta_sa")
+        );
+        assert_eq!(inst.int("chain_mode"), 1);
+        assert!(
+            (t_u - tau_eng / R_DS).abs() < 1e-6 * t_u,
+            "model {model}: {t_u}"
+        );
+        assert_eq!(inst.real("T_lower"), 0.0);
+        assert!((inst.real("tau_chain_ds") + tau_eng).abs() < 1e-6 * tau_eng);
+        assert!((inst.real("tau_chain_rw") + tau_load).abs() < 1e-6 * tau_eng);
+    }
+}
+
+/// Small oscillations of a taut chain about a stall, the swing arm held by a very stiff
+/// suspension: linear theory gives w^2 = k (r_ds^2/J_ds + r_ws^2/J_rw).
+#[test]
+fn chain_natural_frequency_matches_linear_theory() {
+    let fmu = Fmu::load(MODEL);
+    let k = 1e5;
+    let mut params = LOSSLESS.to_vec();
+    params.extend([("k_chain", k), ("k_susp", 1e9)]);
+    let inst = start(&fmu, FULL, &params);
+    // A step of engine torque against a balancing load: the chain rings about T = tau/r_ds.
+    let tau_eng = 6.0;
+    let tau_load = -tau_eng * R_WS / R_DS;
+    let h = 1e-4;
+    let mut crossings = Vec::new();
+    let mean = tau_eng / R_DS;
+    let mut last = -mean;
+    for k in 0..5000 {
+        let t = k as f64 * h;
+        run(&inst, t, t + h, h, |_| [tau_eng, tau_load, 0.0]);
+        let x = inst.real("T_upper") - mean;
+        if x * last < 0.0 {
+            // Linear interpolation of the crossing.
+            crossings.push(t + h * last.abs() / (last.abs() + x.abs()));
+        }
+        last = x;
+    }
+    let n = crossings.len();
+    assert!(n > 10, "{crossings:?}");
+    let period = 2.0 * (crossings[n - 1] - crossings[0]) / (n - 1) as f64;
+    let omega = (k * (R_DS * R_DS / J_DS + R_WS * R_WS / J_RW)).sqrt();
+    eprintln!("period {period} s, linear theory {} s", 2.0 * PI / omega);
+    assert!((period * omega / (2.0 * PI) - 1.0).abs() < 1e-3);
+}
+
+/// A ride: traction, engine braking (the chain runs through its slack into the lower run),
+/// traction again, then the brake.
+fn ride(t: f64) -> [f64; 3] {
+    let tau_eng = if t < 0.6 {
+        25.0 * (t / 0.2).min(1.0)
+    } else if t < 1.0 {
+        -15.0
+    } else {
+        20.0
+    };
+    let c_brake = if t >= 1.5 { 2.0 } else { 0.0 };
+    [tau_eng, -10.0, c_brake]
+}
+
+/// As the chain stiffens (1e4, 1e5, 1e6 N/m) the full model's slow signals approach the
+/// QSS and inextensible models', and its mean extension shrinks like 1/k.
+#[test]
+fn stiff_chains_converge_to_the_reduced_models() {
+    let fmu = Fmu::load(MODEL);
+    let end = |model: f64, k: f64| {
+        let inst = start(&fmu, model, &[("k_chain", k), ("c_chain", 2e-3 * k)]);
+        // Traction only: the slow signals at 0.5 s, and the upper run's mean extension.
+        let mut e_sum = 0.0;
+        for j in 0..500 {
+            let t = j as f64 * 1e-3;
+            run(&inst, t, t + 1e-3, 1e-3, ride);
+            if t >= 0.3 {
+                e_sum += inst.real("e_upper");
+            }
+        }
+        (inst.real("w_wheel"), inst.real("theta_sa"), e_sum / 200.0)
+    };
+    let qss = end(QSS, 1e6);
+    let inex = end(INEXTENSIBLE, 1e6);
+    let mut previous = f64::MAX;
+    let mut extension = Vec::new();
+    for k in [1e4, 1e5, 1e6] {
+        let full = end(FULL, k);
+        let dev = (full.0 - inex.0).abs() / inex.0.abs();
+        eprintln!(
+            "k = {k:e}: w_wheel {:.6} (inextensible {:.6}, QSS {:.6}), theta_sa {:.3e} ({:.3e}), mean e {:.3e}",
+            full.0, inex.0, qss.0, full.1, inex.1, full.2
+        );
+        assert!(dev < previous, "k = {k}: {dev} vs {previous}");
+        previous = dev;
+        extension.push(full.2 * k);
+    }
+    assert!(previous < 1e-3, "{previous}");
+    // k e is the tension: about the same at every k.
+    assert!(
+        (extension[2] / extension[1] - 1.0).abs() < 0.05,
+        "{extension:?}"
+    );
+    assert!(
+        (extension[1] / extension[0] - 1.0).abs() < 0.2,
+        "{extension:?}"
+    );
+}
+
+/// The inextensible chain under the ride: it leaves the upper run, crosses its slack freely,
+/// takes up the lower run with an impact, and back; every impact loses energy, and the energy
+/// balance (impacts included) holds.
+#[test]
+fn inextensible_chain_switches_through_the_slack_with_impacts() {
+    let fmu = Fmu::load(MODEL);
+    let inst = start(&fmu, INEXTENSIBLE, &LOSSLESS);
+    let e0 = energy(&inst);
+    let mut work = 0.0;
+    let mut modes = vec![inst.int("chain_mode")];
+    let mut impacts = 0.0;
+    let mut worst = 0.0f64;
+    for k in 0..1500 {
+        let t = k as f64 * 1e-3;
+        work += run(&inst, t, t + 1e-3, 1e-3, |t| {
+            let [e, l, _] = ride(t);
+            [e, l, 0.0]
+        });
+        let m = inst.int("chain_mode");
+        if *modes.last().unwrap() != m {
+            modes.push(m);
+        }
+        let lost = inst.real("energy_impact");
+        assert!(lost >= impacts, "an impact gained energy");
+        impacts = lost;
+        worst = worst.max((energy(&inst) - e0 - work).abs() / work.abs().max(1.0));
+        if m == 1 || m == -1 {
+            assert!(inst.real("T_upper") >= -1e-9 && inst.real("T_lower") >= -1e-9);
+        }
+    }
+    eprintln!(
+        "modes {modes:?}, {} impacts losing {impacts:.4e} J, energy residual {worst:.1e}",
+        inst.int("impact_count")
+    );
+    assert!(modes.windows(3).any(|w| w == [1, 0, -1]), "{modes:?}");
+    assert!(modes.windows(3).any(|w| w == [-1, 0, 1]), "{modes:?}");
+    assert!(inst.int("impact_count") >= 2);
+    assert!(impacts > 0.0);
+    assert!(worst < 1e-6, "{worst}");
+}
+
+/// 1 ms and 0.25 ms communication steps give the same motion (inputs change on the 1 ms grid).
+#[test]
+fn results_do_not_depend_on_the_communication_step() {
+    let fmu = Fmu::load(MODEL);
+    for model in [FULL, QSS, INEXTENSIBLE] {
+        let a = start(&fmu, model, &[]);
+        let b = start(&fmu, model, &[]);
+        let mut worst = 0.0f64;
+        for k in 0..2000 {
+            let t = k as f64 * 1e-3;
+            let u = ride(t);
+            run(&a, t, t + 1e-3, 1e-3, |_| u);
+            run(&b, t, t + 1e-3, 2.5e-4, |_| u);
+            for n in ["w_wheel", "w_ds", "theta_sa", "T_upper", "T_lower"] {
+                let scale = if n.starts_with('T') { 1000.0 } else { 1.0 };
+                worst = worst.max((a.real(n) - b.real(n)).abs() / scale);
+            }
+        }
+        eprintln!("model {model}: largest difference {worst:.1e}");
+        assert!(worst < 1e-6, "model {model}: {worst}");
+    }
+}
+
+#[test]
+fn bad_parameters_and_inputs_are_refused_with_the_reason() {
+    let fmu = Fmu::load(MODEL);
+    for (params, needle) in [
+        (vec![("k_chain", -1.0)], "k_chain = -1 is invalid"),
+        (vec![("r_ds", 0.0)], "r_ds = 0 is invalid"),
+        (vec![("m_rw", -2.0)], "m_rw = -2 is invalid"),
+        (vec![("slack", 0.0)], "slack = 0 is invalid"),
+        (vec![("r_ws", 0.8)], "the sprockets overlap"),
+    ] {
+        // Refused where it is set (below a declared minimum) or at initialization, by name.
+        let inst = fmu.instantiate("bad");
+        let refused_at_once = params.iter().any(|(n, v)| inst.set(n, *v) == ERROR);
+        if !refused_at_once {
+            assert_eq!(inst.enter_initialization_mode(), OK);
+            assert_eq!(inst.exit_initialization_mode(), ERROR);
+        }
+        let (n, v) = params[0];
+        let text = inst.log_text();
+        assert!(text.contains(&format!("{n} = {v}")), "{n}: {text}");
+        assert!(refused_at_once || text.contains(needle), "{needle}: {text}");
+    }
+    let inst = fmu.instantiate("bad model");
+    assert_eq!(inst.set_int("chain_model", 4), ERROR);
+    assert!(
+        inst.log_text().contains("chain_model"),
+        "{}",
+        inst.log_text()
+    );
+    // A negative brake coefficient would drive the wheel: refused, and the step still runs.
+    let inst = start(&fmu, FULL, &[]);
+    assert_eq!(inst.set("c_brake", -1.0), ERROR);
+    assert!(
+        inst.log_text().contains("c_brake = -1"),
+        "{}",
+        inst.log_text()
+    );
+    assert_eq!(inst.real("c_brake"), 0.0);
+    assert_eq!(inst.do_step(0.0, 1e-3), OK);
+}
