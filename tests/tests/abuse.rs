@@ -728,11 +728,25 @@ fn drive(
     for k in steps {
         let t = k as f64 * 1e-3;
         for (j, (n, vr)) in inputs.iter().enumerate() {
-            // Ratios must stay positive; other inputs swing both ways.
+            // Ratios must stay positive; inputs with a declared minimum (a brake coefficient)
+            // stay above it; other inputs swing both ways.
+            let swing = (1.0 + shift) * ((j + 1 + i) as f64 * 3.0 * t).sin();
+            let min = inst
+                .fmu
+                .md
+                .model_variables
+                .iter()
+                .find(|v| &v.name == n)
+                .and_then(|v| match v.kind {
+                    model_description::VariableType::Real { min, .. } => min,
+                    _ => None,
+                });
             let u = if n == "r" {
                 1.0 + 0.5 * t + shift
+            } else if let Some(min) = min {
+                min + swing.abs()
             } else {
-                (1.0 + shift) * ((j + 1 + i) as f64 * 3.0 * t).sin()
+                swing
             };
             assert_eq!(inst.set_real(&[*vr], &[u]), OK, "{name} {n}");
         }

@@ -408,7 +408,8 @@ impl HalfBike {
             let dh = -self.k_susp + g_sa * s - t_u * r.g_u[2] - t_l * r.g_l[2];
             let step = h / dh;
             th -= step;
-            if !(step.abs() > 1e-15 * (1.0 + th.abs())) {
+            // A NaN step ends the iteration too.
+            if step.is_nan() || step.abs() <= 1e-15 * (1.0 + th.abs()) {
                 break;
             }
         }
