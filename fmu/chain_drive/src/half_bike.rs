@@ -275,11 +275,17 @@ impl HalfBike {
         };
         let (f, mut power) = self.applied(q, w, u);
         let f = [0, 1, 2].map(|i| f[i] - t_u * a_u[i] - t_l * a_l[i]);
-        if taut_u {
-            power += self.c * de_u * de_u;
-        }
-        if taut_l {
-            power += self.c * de_l * de_l;
+        // A taut run's damper takes c (de/dt)^2. A run stretched but not pulling (its damper
+        // would push: k e + c de/dt <= 0, so de/dt < 0) relaxes through its damper: the spring
+        // energy it gives up, -k e de/dt >= 0, is dissipated there, not passed to the bodies.
+        for (taut, e, de) in [(taut_u, e_u, de_u), (taut_l, e_l, de_l)] {
+            power += if taut {
+                self.c * de * de
+            } else if e > 0.0 {
+                -self.k * e * de
+            } else {
+                0.0
+            };
         }
         let positive = |e: f64| e.max(0.0).powi(2);
         Motion {
