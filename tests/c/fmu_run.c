@@ -7,7 +7,8 @@
  *   fmu_run abuse PLAN BINARY RESOURCE_URI
  *
  * PLAN is a token file written by xtask/python/platforms.py: the GUID, tolerance, start, step,
- * number of steps, parameters, input and output value references, and the input values of every
+ * number of steps, parameters (kind R or I, value reference, value; set in initialization mode
+ * and read back after it), input and output value references, and the input values of every
  * step. Every Real travels as the 16 hex digits of its IEEE-754 bits, so neither side's
  * printf/strtod can change a digit.
  *
@@ -294,6 +295,23 @@ static void initialize(const Api *api, Component c, const Plan *p) {
     }
     if (p->n_inputs) check(api->set_real(c, p->input_vr, p->n_inputs, p->input_value), "fmi2SetReal");
     check(api->exit_initialization(c), "fmi2ExitInitializationMode");
+    /* Every parameter reads back as set: a value the FMU accepted and then ignored would run the
+     * scenario with another parameter set. */
+    for (size_t i = 0; i < p->n_params; i++) {
+        double got;
+        if (p->param_kind[i] == 'I') {
+            int v;
+            check(api->get_integer(c, &p->param_vr[i], 1, &v), "fmi2GetInteger (parameter)");
+            got = v;
+        } else {
+            check(api->get_real(c, &p->param_vr[i], 1, &got), "fmi2GetReal (parameter)");
+        }
+        if (memcmp(&got, &p->param_value[i], sizeof got) != 0 && got != p->param_value[i]) {
+            fprintf(stderr, "fmu_run: parameter %u reads back as %.17g, not %.17g\n", p->param_vr[i],
+                    got, p->param_value[i]);
+            exit(3);
+        }
+    }
 }
 
 static void get_outputs(const Api *api, Component c, const Plan *p, double *row) {

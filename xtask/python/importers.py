@@ -12,14 +12,20 @@ import subprocess
 import tempfile
 
 import numpy as np
-from fmpy import simulate_fmu
+from fmpy import read_model_description, simulate_fmu
 from fmpy.util import read_csv
 
 import platforms
 
 
 class Scenario:
-    """A Cross-Check set: <Model>_in.csv (optional), <Model>_ref.csv, <Model>_ref.opt."""
+    """A Cross-Check set: <Model>_in.csv (optional), <Model>_ref.csv, <Model>_ref.opt, and
+    <Model>_par.csv (optional): parameter values every importer sets before initialization.
+
+    <Model>_par.csv has the header `"name","value"` and one row per parameter, e.g.
+    `"chain_model",2`; each value is read as a Real or an Integer by the variable's type in the
+    FMU's modelDescription.xml (`parameter_values`). Parameters it does not name keep their start
+    values."""
 
     def __init__(self, directory, model):
         self.directory, self.model = directory, model
@@ -35,6 +41,31 @@ class Scenario:
         self.outputs = [n for n in self.ref.dtype.names if n != "time"]
         self.start, self.stop = self.opt["StartTime"], self.opt["StopTime"]
         self.step, self.tol = self.opt["StepSize"], self.opt["RelTol"]
+        self.par_path = os.path.join(directory, f"{model}_par.csv")
+        self.parameters = read_parameters(self.par_path) if os.path.exists(self.par_path) else {}
+
+    def parameter_values(self, md):
+        """{name: value} with each value an int for an Integer parameter and a float for a Real
+        one (md: the FMU's model description, as FMPy reads it). A name that is not a parameter
+        of the FMU, or an Integer value with a fraction, is an error: a scenario must not
+        silently run with a parameter it did not get."""
+        variables = {v.name: v for v in md.modelVariables}
+        values = {}
+        for name, text in self.parameters.items():
+            v = variables.get(name)
+            if v is None or v.causality != "parameter":
+                raise ValueError(f"{self.par_path}: {name!r} is not a parameter of {self.model}")
+            if v.type == "Integer":
+                x = float(text)
+                if x != int(x):
+                    raise ValueError(f"{self.par_path}: {name} is an Integer, not {text}")
+                values[name] = int(x)
+            elif v.type == "Real":
+                values[name] = float(text)
+            else:
+                raise ValueError(f"{self.par_path}: {name} is a {v.type}; only Real and Integer "
+                                 "parameters can be set")
+        return values
 
     def steps(self):
         return int(round((self.stop - self.start) / self.step))
@@ -47,10 +78,28 @@ class Scenario:
         return [float(np.interp(t, self.inputs["time"], self.inputs[n])) for n in self.input_names()]
 
 
-def fmpy(fmu, sc, _work):
-    # FMPy's output_interval is its communication step in co-simulation.
+def read_parameters(path):
+    """<Model>_par.csv: {name: value as written}, in the file's order."""
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(f) if r]
+    if not rows or [c.strip() for c in rows[0]] != ["name", "value"]:
+        raise ValueError(f"{path}: the first row must be the header name,value")
+    values = {}
+    for r in rows[1:]:
+        if len(r) != 2 or r[0].strip() in values:
+            raise ValueError(f"{path}: bad or repeated row {r}")
+        values[r[0].strip()] = r[1].strip()
+    return values
+
+
+def fmpy(fmu, sc, _work, start_values=None):
+    # FMPy's output_interval is its communication step in co-simulation. start_values: FMPy sets
+    # them before initialization and raises if one could not be set.
+    if start_values is None:
+        start_values = sc.parameter_values(read_model_description(fmu))
     r = simulate_fmu(fmu, start_time=sc.start, stop_time=sc.stop, output_interval=sc.step,
-                     relative_tolerance=sc.tol, input=sc.inputs, output=sc.outputs)
+                     relative_tolerance=sc.tol, input=sc.inputs, output=sc.outputs,
+                     start_values=start_values)
     return r["time"], {n: r[n] for n in sc.outputs}
 
 
@@ -63,6 +112,10 @@ def fmi_sim(fmu, sc, work):
         cmd += ["-i", left_limit_steps(sc, os.path.join(work, "in.csv"))]
     cmd += ["co-simulation", "-s", repr(sc.start), "-f", repr(sc.stop),
             "--output-interval", repr(sc.step), "--tolerance", repr(sc.tol)]
+    # Parameters: `--init-values name=value`, once per variable (fmi-sim casts the text to the
+    # variable's type and sets it after instantiation, before fmi2SetupExperiment).
+    for name, value in sc.parameter_values(read_model_description(fmu)).items():
+        cmd += ["--init-values", f"{name}={value!r}"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{run.stdout}{run.stderr}")
@@ -117,6 +170,14 @@ def libcosim(fmu, sc, _work):
     execution.add_manipulator(override)
     observer = CosimObserver.create_last_value()
     execution.add_observer(observer)
+    for name, value in sc.parameter_values(read_model_description(fmu)).items():
+        v = variables[name]
+        if CosimVariableType(v.type) == CosimVariableType.INTEGER:
+            ok = execution.integer_initial_value(slave, v.reference, value)
+        else:
+            ok = execution.real_initial_value(slave, v.reference, value)
+        if not ok:
+            raise RuntimeError(f"libcosim refused the initial value {name} = {value}")
     inputs = [variables[n].reference for n in sc.input_names()]
     if inputs:
         for vr, u in zip(inputs, sc.input_at(sc.start)):
@@ -144,18 +205,36 @@ def libcosim(fmu, sc, _work):
 
 def container(fmu, sc, work):
     """The FMU wrapped by fmu-manipulation-toolbox's `fmucontainer` (all inputs and outputs
-    exposed, the scenario's step as the container's step), the container run by FMPy."""
+    exposed, the scenario's step as the container's step), the container run by FMPy.
+
+    A scenario with parameters builds the container with `"auto_parameter": true`, which exposes
+    every parameter of the inner FMU as a container parameter named `<id>.<name>` (`<id>` the
+    inner FMU's file name in lower case, e.g. `chaindrive.chain_model`); FMPy sets those, and the
+    container hands them to the inner FMU before its initialization."""
     inner = os.path.basename(fmu)
     shutil.copy(fmu, os.path.join(work, inner))
     name = f"{sc.model}Container.fmu"
+    values = sc.parameter_values(read_model_description(fmu))
+    spec = {"name": name, "step_size": sc.step, "fmu": [inner]}
+    if values:
+        spec["auto_parameter"] = True
     with open(os.path.join(work, "container.json"), "w") as f:
-        json.dump({"name": name, "step_size": sc.step, "fmu": [inner]}, f)
+        json.dump(spec, f)
     run = subprocess.run(["fmucontainer", "-container", "container.json", "-fmu-directory", "."],
                          cwd=work, capture_output=True, text=True)
     path = os.path.join(work, name)
     if run.returncode != 0 or not os.path.exists(path):
         raise RuntimeError(f"fmucontainer failed:\n{run.stdout}{run.stderr}")
-    return fmpy(path, sc, work)
+    exposed = [v.name for v in read_model_description(path).modelVariables
+               if v.causality == "parameter"]
+    start_values = {}
+    for param, value in values.items():
+        matches = [e for e in exposed if e.endswith("." + param)]
+        if len(matches) != 1:
+            raise RuntimeError(f"the container exposes {len(matches)} parameters for {param}: "
+                               f"{matches}")
+        start_values[matches[0]] = value
+    return fmpy(path, sc, work, start_values)
 
 
 IMPORTERS = {

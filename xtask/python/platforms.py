@@ -43,15 +43,19 @@ def from_hex(token):
 
 
 def write_plan(md, sc, path):
-    """Parameters at their start values (set explicitly, as a tool's parameter dialog does),
-    the scenario's inputs at every communication point, and its outputs."""
+    """Every parameter, at the scenario's value (<Model>_par.csv) or else at its start value
+    (set explicitly, as a tool's parameter dialog does), the scenario's inputs at every
+    communication point, and its outputs. The harness sets the parameters in initialization
+    mode and reads each back after it: a value the FMU did not take stops the run."""
     by_name = {v.name: v for v in md.modelVariables}
-    params = [v for v in md.modelVariables if v.causality == "parameter"
-              and v.type in ("Real", "Integer") and v.start is not None]
+    chosen = sc.parameter_values(md)
+    params = [(v, chosen.get(v.name, v.start)) for v in md.modelVariables
+              if v.causality == "parameter" and v.type in ("Real", "Integer")
+              and (v.start is not None or v.name in chosen)]
     steps = sc.steps()
     lines = [f"guid {md.guid}", f"tolerance {hex_bits(sc.tol)}", f"start {hex_bits(sc.start)}",
              f"step {hex_bits(sc.step)}", f"steps {steps}", f"params {len(params)}"]
-    lines += [f"{v.type[0]} {v.valueReference} {hex_bits(float(v.start))}" for v in params]
+    lines += [f"{v.type[0]} {v.valueReference} {hex_bits(float(value))}" for v, value in params]
     inputs = sc.input_names()
     lines.append(f"inputs {len(inputs)} " + " ".join(str(by_name[n].valueReference) for n in inputs))
     lines.append(f"outputs {len(sc.outputs)}")

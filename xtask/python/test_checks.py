@@ -3,7 +3,8 @@ this with unittest before the validation).
 
 Each test hands a check a deliberately broken input: NaN and infinite outputs, a result off the
 reference, a Linux binary linked against the build machine's glibc, a DLL that needs MinGW's
-libgcc DLL, an FMU without its Windows binary.
+libgcc DLL, an FMU without its Windows binary, a scenario whose parameter file names the wrong
+chain model (or an unknown parameter, or a fractional Integer).
 """
 import os
 import shutil
@@ -15,7 +16,9 @@ import zipfile
 import numpy as np
 
 import platforms
-from importers import Scenario
+from fmpy import read_model_description
+
+from importers import Scenario, simulate
 from validate import compare
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -60,6 +63,76 @@ class Comparison(unittest.TestCase):
         values["phi_a"][100] += 2e-6 * scale
         problems, _ = compare(sc, time, values)
         self.assertTrue(any(p.startswith("phi_a: 1 points off") for p in problems))
+
+
+class Parameters(unittest.TestCase):
+    """<Model>_par.csv reaches the FMU: the ChainDrive's QSS scenario (chain_model = 2) with its
+    parameter file changed to the full model must fail, so an importer that dropped the file
+    would be caught."""
+    FMU = os.path.join(ROOT, "target", "fmu", "ChainDrive.fmu")
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+        self.md = read_model_description(self.FMU)
+
+    def tearDown(self):
+        shutil.rmtree(self.work)
+
+    def qss_with(self, par_text):
+        """A copy of reference-fmus/ChainDrive/qss with the given ChainDrive_par.csv."""
+        d = tempfile.mkdtemp(dir=self.work)
+        shutil.copytree(os.path.join(ROOT, "reference-fmus", "ChainDrive", "qss"), d,
+                        dirs_exist_ok=True)
+        with open(os.path.join(d, "ChainDrive_par.csv"), "w") as f:
+            f.write(par_text)
+        return Scenario(d, "ChainDrive")
+
+    def test_the_values_are_typed_by_the_model_description(self):
+        sc = Scenario(os.path.join(ROOT, "reference-fmus", "ChainDrive", "qss"), "ChainDrive")
+        values = sc.parameter_values(self.md)
+        self.assertEqual(values, {"chain_model": 2})
+        self.assertIs(type(values["chain_model"]), int)
+        sc = self.qss_with('"name","value"\n"chain_model",3\n"k_chain",2e5\n')
+        self.assertEqual(sc.parameter_values(self.md), {"chain_model": 3, "k_chain": 200000.0})
+
+    def test_an_unknown_parameter_or_a_fractional_integer_is_refused(self):
+        for text, word in (('"name","value"\n"chain_modle",2\n', "chain_modle"),
+                           ('"name","value"\n"theta_ds",2\n', "theta_ds"),
+                           ('"name","value"\n"chain_model",2.5\n', "Integer")):
+            with self.assertRaises(ValueError) as caught:
+                self.qss_with(text).parameter_values(self.md)
+            self.assertIn(word, str(caught.exception))
+        with self.assertRaises(ValueError):
+            self.qss_with('"chain_model",2\n')  # no header
+
+    def test_the_c_plan_carries_the_scenario_value(self):
+        sc = self.qss_with('"name","value"\n"chain_model",3\n')
+        plan = os.path.join(self.work, "plan.txt")
+        platforms.write_plan(self.md, sc, plan)
+        vr = next(v.valueReference for v in self.md.modelVariables if v.name == "chain_model")
+        with open(plan) as f:
+            lines = f.read().splitlines()
+        n = int(lines[5].split()[1])
+        params = {int(line.split()[1]): (line.split()[0], platforms.from_hex(line.split()[2]))
+                  for line in lines[6:6 + n]}
+        self.assertEqual(params[vr], ("I", 3.0))
+
+    def test_a_wrong_chain_model_fails_the_scenario(self):
+        right = Scenario(os.path.join(ROOT, "reference-fmus", "ChainDrive", "qss"), "ChainDrive")
+        problems, worst = compare(right, *simulate("FMPy", self.FMU, right))
+        self.assertEqual(problems, [])
+        self.assertLess(worst, 1e-6)
+        wrong = self.qss_with('"name","value"\n"chain_model",1\n')
+        problems, worst = compare(wrong, *simulate("FMPy", self.FMU, wrong))
+        self.assertTrue(any(p.startswith("theta_ds: ") for p in problems), problems)
+        self.assertGreater(worst, 1e-3)
+
+    @unittest.skipUnless(os.path.isfile(os.path.join(os.environ.get("FMU_RUN_DIR", "-"), "fmu_run")),
+                         "the C harness is built by `cargo xtask validate` (FMU_RUN_DIR)")
+    def test_a_wrong_chain_model_fails_the_c_harness_too(self):
+        wrong = self.qss_with('"name","value"\n"chain_model",1\n')
+        problems, _ = compare(wrong, *simulate("C linux64", self.FMU, wrong))
+        self.assertTrue(any(p.startswith("theta_ds: ") for p in problems), problems)
 
 
 def fmu_with(work, linux_so=None, windows_dll=None):

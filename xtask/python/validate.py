@@ -8,8 +8,9 @@ For each target/fmu/<Model>.fmu:
   4. both binaries are there: binaries/linux64 needs no glibc newer than 2.17, binaries/win64
      imports Windows system DLLs only (platforms.py);
   5. every importer in importers.py (FMPy, fmi-sim, OSP libcosim, an fmucontainer wrapper run
-     by FMPy, the C harness tests/c/fmu_run.c on linux64 and on win64 under Wine) simulates it with reference-fmus/<Model>/<Model>_in.csv and the settings of
-     <Model>_ref.opt, and every output of <Model>_ref.csv must match:
+     by FMPy, the C harness tests/c/fmu_run.c on linux64 and on win64 under Wine) simulates it with reference-fmus/<Model>/<Model>_in.csv, the settings of
+     <Model>_ref.opt and the parameter values of <Model>_par.csv (if there is one; set before
+     initialization), and every output of <Model>_ref.csv must match:
      |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run);
   6. the win64 run is bit-identical to the linux64 run, a state serialized on either platform
      continues on the other bit for bit, and the C harness's abuse
@@ -169,8 +170,8 @@ def write_report(path, rows, platform_rows, fmu_dir):
 
 
 def scenarios_of(ref_root, model):
-    """The Cross-Check set in reference-fmus/<Model>/, and further scenarios (default
-    parameters, other inputs) in its subdirectories, laid out the same way."""
+    """The Cross-Check set in reference-fmus/<Model>/, and further scenarios (other inputs,
+    other parameter values in <Model>_par.csv) in its subdirectories, laid out the same way."""
     ref_dir = os.path.join(ref_root, model)
     if not os.path.isfile(os.path.join(ref_dir, f"{model}_ref.csv")):
         return []
