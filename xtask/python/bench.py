@@ -21,7 +21,7 @@ from fmpy import read_model_description
 
 import platforms
 from importers import Scenario
-from validate import compare
+from validate import compare, scenarios_of
 
 TOLERANCES = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
 # Callgrind runs about 50 times slower than native: it counts the first steps of each scenario.
@@ -74,19 +74,24 @@ def main(fmu_dir, ref_root):
     for name in fmus:
         fmu = os.path.join(fmu_dir, name)
         model = name[:-4]
-        sc = Scenario(os.path.join(ref_root, model), model)
         default = float(read_model_description(fmu).defaultExperiment.tolerance)
-        rows = []
-        for tol in sorted(set(TOLERANCES + [default]), reverse=True):
-            with tempfile.TemporaryDirectory() as work:
-                per_step, worst = measure(fmu, Scenario(sc.directory, model), tol, work)
-            rows.append((tol, per_step, worst))
-            if tol == default:
-                defaults.append((model, default, per_step, worst, sc.steps() * sc.step))
-            print(f"bench: {model} at {tol:g}: {per_step:,.0f} instructions per doStep, "
-                  f"deviation {worst:.1e}", file=sys.stderr, flush=True)
-        tables.append((model, default, rows))
-    lines = ["| FMU | default tolerance | instructions per fmi2DoStep | largest deviation from the "
+        # Every reference scenario of the model (ChainDrive: one per chain model).
+        for directory in scenarios_of(ref_root, model):
+            sc = Scenario(directory, model)
+            label = os.path.relpath(directory, ref_root)
+            if sc.parameters:
+                label += " (" + ", ".join(f"{n} = {v}" for n, v in sc.parameters.items()) + ")"
+            rows = []
+            for tol in sorted(set(TOLERANCES + [default]), reverse=True):
+                with tempfile.TemporaryDirectory() as work:
+                    per_step, worst = measure(fmu, Scenario(directory, model), tol, work)
+                rows.append((tol, per_step, worst))
+                if tol == default:
+                    defaults.append((label, default, per_step, worst, sc.steps() * sc.step))
+                print(f"bench: {label} at {tol:g}: {per_step:,.0f} instructions per doStep, "
+                      f"deviation {worst:.1e}", file=sys.stderr, flush=True)
+            tables.append((label, default, rows))
+    lines = ["| FMU / scenario | default tolerance | instructions per fmi2DoStep | largest deviation from the "
              "reference (of the signal's range) | scenario |",
              "|---|---|---|---|---|"]
     for model, default, per_step, worst, length in defaults:
