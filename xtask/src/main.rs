@@ -25,7 +25,7 @@ commands:
 validate, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain, examples/motorcycle): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain, examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -213,6 +213,7 @@ fn example() -> Result<(), String> {
     for script in [
         "examples/drivetrain/drivetrain.py",
         "examples/motorcycle/motorcycle.py",
+        "examples/motorcycle/chain_drive.py",
     ] {
         run(Command::new(&python)
             .arg(root.join(script))

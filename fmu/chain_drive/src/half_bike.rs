@@ -275,13 +275,15 @@ impl HalfBike {
         };
         let (f, mut power) = self.applied(q, w, u);
         let f = [0, 1, 2].map(|i| f[i] - t_u * a_u[i] - t_l * a_l[i]);
-        // A taut run's damper takes c (de/dt)^2. A run stretched but not pulling (its damper
-        // would push: k e + c de/dt <= 0, so de/dt < 0) relaxes through its damper: the spring
-        // energy it gives up, -k e de/dt >= 0, is dissipated there, not passed to the bodies.
+        // A taut run's damper takes c (de/dt)^2. A run stretched but not pulling because its
+        // damper would push (k e + c de/dt <= 0, so de/dt < 0) relaxes through its damper: the
+        // spring energy it gives up, -k e de/dt >= 0, is dissipated there, not passed to the
+        // bodies. (A stretched run that would pull but is not yet taut is a crossing the step
+        // has not located yet: nothing to book.)
         for (taut, e, de) in [(taut_u, e_u, de_u), (taut_l, e_l, de_l)] {
             power += if taut {
                 self.c * de * de
-            } else if e > 0.0 {
+            } else if e > 0.0 && self.k * e + self.c * de <= 0.0 {
                 -self.k * e * de
             } else {
                 0.0
