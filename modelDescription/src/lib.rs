@@ -1,6 +1,7 @@
 //! The FMI 2.0 `modelDescription.xml` as plain Rust types.
 //!
-//! Only the Co-Simulation subset that this project writes is modelled, but every element and
+//! Only the subset that this project writes is modelled (Model Exchange and Co-Simulation), but
+//! every element and
 //! attribute it writes is read back by [`ModelDescription::from_xml`], so a packaged FMU can be
 //! inspected by tests and tools with the same types that produced it.
 
@@ -20,12 +21,26 @@ pub struct ModelDescription {
     pub generation_tool: String,
     /// An `xs:dateTime`, e.g. `2026-11-21T10:00:00Z`.
     pub generation_date_and_time: String,
+    pub number_of_event_indicators: usize,
+    /// The `ModelExchange` element, when the binary offers that interface too.
+    pub model_exchange: Option<ModelExchange>,
     pub co_simulation: CoSimulation,
     pub unit_definitions: Vec<Unit>,
     pub log_categories: Vec<LogCategory>,
     pub default_experiment: Option<DefaultExperiment>,
     pub model_variables: Vec<ScalarVariable>,
     pub model_structure: ModelStructure,
+}
+
+/// The `ModelExchange` element and its capability flags.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelExchange {
+    pub model_identifier: String,
+    pub completed_integrator_step_not_needed: bool,
+    pub can_get_and_set_fmu_state: bool,
+    pub can_serialize_fmu_state: bool,
+    pub provides_directional_derivative: bool,
+    pub can_not_use_memory_management_functions: bool,
 }
 
 /// The `CoSimulation` element and its capability flags.
@@ -253,6 +268,15 @@ mod tests {
             version: "1.0".into(),
             generation_tool: "tool".into(),
             generation_date_and_time: "2026-11-21T00:00:00Z".into(),
+            number_of_event_indicators: 2,
+            model_exchange: Some(ModelExchange {
+                model_identifier: "Sample".into(),
+                completed_integrator_step_not_needed: true,
+                can_get_and_set_fmu_state: true,
+                can_serialize_fmu_state: true,
+                provides_directional_derivative: false,
+                can_not_use_memory_management_functions: true,
+            }),
             co_simulation: CoSimulation {
                 model_identifier: "Sample".into(),
                 can_handle_variable_communication_step_size: true,
@@ -375,6 +399,7 @@ mod tests {
     fn elements_are_in_schema_order() {
         let xml = sample().to_xml();
         let order = [
+            "<ModelExchange",
             "<CoSimulation",
             "<UnitDefinitions",
             "<LogCategories",

@@ -128,8 +128,25 @@ pub(crate) fn from_xml(xml: &str) -> Result<ModelDescription, ReadError> {
                 md.version = text(&a, "version");
                 md.generation_tool = text(&a, "generationTool");
                 md.generation_date_and_time = text(&a, "generationDateAndTime");
+                md.number_of_event_indicators = parse(&a, "numberOfEventIndicators")?.unwrap_or(0);
             }
             (None, other) => return err(format!("root element is <{other}>")),
+            (Some("fmiModelDescription"), "ModelExchange") => {
+                md.model_exchange = Some(ModelExchange {
+                    model_identifier: text(&a, "modelIdentifier"),
+                    completed_integrator_step_not_needed: flag(
+                        &a,
+                        "completedIntegratorStepNotNeeded",
+                    )?,
+                    can_get_and_set_fmu_state: flag(&a, "canGetAndSetFMUstate")?,
+                    can_serialize_fmu_state: flag(&a, "canSerializeFMUstate")?,
+                    provides_directional_derivative: flag(&a, "providesDirectionalDerivative")?,
+                    can_not_use_memory_management_functions: flag(
+                        &a,
+                        "canNotUseMemoryManagementFunctions",
+                    )?,
+                });
+            }
             (Some("fmiModelDescription"), "CoSimulation") => {
                 md.co_simulation = CoSimulation {
                     model_identifier: text(&a, "modelIdentifier"),

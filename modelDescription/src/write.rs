@@ -133,8 +133,33 @@ pub(crate) fn to_xml(md: &ModelDescription) -> String {
         md.generation_date_and_time.as_str(),
     ));
     root.push_attribute(("variableNamingConvention", "structured"));
-    root.push_attribute(("numberOfEventIndicators", "0"));
+    root.push_attribute((
+        "numberOfEventIndicators",
+        md.number_of_event_indicators.to_string().as_str(),
+    ));
     xml.open(root);
+
+    if let Some(me) = &md.model_exchange {
+        let mut e = BytesStart::new("ModelExchange");
+        e.push_attribute(("modelIdentifier", me.model_identifier.as_str()));
+        e.push_attribute(("needsExecutionTool", "false"));
+        e.push_attribute((
+            "completedIntegratorStepNotNeeded",
+            flag(me.completed_integrator_step_not_needed),
+        ));
+        e.push_attribute(("canBeInstantiatedOnlyOncePerProcess", "false"));
+        e.push_attribute((
+            "canNotUseMemoryManagementFunctions",
+            flag(me.can_not_use_memory_management_functions),
+        ));
+        e.push_attribute(("canGetAndSetFMUstate", flag(me.can_get_and_set_fmu_state)));
+        e.push_attribute(("canSerializeFMUstate", flag(me.can_serialize_fmu_state)));
+        e.push_attribute((
+            "providesDirectionalDerivative",
+            flag(me.provides_directional_derivative),
+        ));
+        xml.empty(e);
+    }
 
     let cs = &md.co_simulation;
     let mut e = BytesStart::new("CoSimulation");

@@ -89,7 +89,33 @@ api! {
     get_integer_status: b"fmi2GetIntegerStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
     get_boolean_status: b"fmi2GetBooleanStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
     get_string_status: b"fmi2GetStringStatus" => unsafe extern "C" fn(Component, c_int, *mut *const c_char) -> Status,
+    // Model Exchange
+    set_time: b"fmi2SetTime" => unsafe extern "C" fn(Component, f64) -> Status,
+    set_continuous_states: b"fmi2SetContinuousStates" => unsafe extern "C" fn(Component, *const f64, usize) -> Status,
+    get_continuous_states: b"fmi2GetContinuousStates" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
+    get_derivatives: b"fmi2GetDerivatives" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
+    get_event_indicators: b"fmi2GetEventIndicators" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
+    get_nominals_of_continuous_states: b"fmi2GetNominalsOfContinuousStates" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
+    enter_event_mode: b"fmi2EnterEventMode" => unsafe extern "C" fn(Component) -> Status,
+    new_discrete_states: b"fmi2NewDiscreteStates" => unsafe extern "C" fn(Component, *mut EventInfo) -> Status,
+    enter_continuous_time_mode: b"fmi2EnterContinuousTimeMode" => unsafe extern "C" fn(Component) -> Status,
+    completed_integrator_step: b"fmi2CompletedIntegratorStep" => unsafe extern "C" fn(Component, c_int, *mut c_int, *mut c_int) -> Status,
 }
+
+/// `fmi2EventInfo`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EventInfo {
+    pub new_discrete_states_needed: c_int,
+    pub terminate_simulation: c_int,
+    pub nominals_of_continuous_states_changed: c_int,
+    pub values_of_continuous_states_changed: c_int,
+    pub next_event_time_defined: c_int,
+    pub next_event_time: f64,
+}
+
+pub const MODEL_EXCHANGE: c_int = 0;
+pub const CO_SIMULATION: c_int = 1;
 
 /// Where `cargo xtask package` writes the FMUs.
 pub fn fmu_dir() -> PathBuf {
@@ -265,8 +291,29 @@ impl Fmu {
 
     /// A Co-Simulation instance with logging on, the right GUID and a logger that records.
     pub fn instantiate(&self, name: &str) -> Instance<'_> {
-        self.instantiate_with(name, &self.md.guid.clone(), 1, Some(&self.resource_uri()))
-            .unwrap_or_else(|log| panic!("fmi2Instantiate returned NULL: {log}"))
+        self.instantiate_with(
+            name,
+            &self.md.guid.clone(),
+            CO_SIMULATION,
+            Some(&self.resource_uri()),
+        )
+        .unwrap_or_else(|log| panic!("fmi2Instantiate returned NULL: {log}"))
+    }
+
+    /// A Model Exchange instance, otherwise as [`Fmu::instantiate`].
+    pub fn instantiate_me(&self, name: &str) -> Instance<'_> {
+        self.instantiate_with(
+            name,
+            &self.md.guid.clone(),
+            MODEL_EXCHANGE,
+            Some(&self.resource_uri()),
+        )
+        .unwrap_or_else(|log| panic!("fmi2Instantiate returned NULL: {log}"))
+    }
+
+    /// The number of continuous states (the Derivatives of the ModelStructure).
+    pub fn states(&self) -> usize {
+        self.md.model_structure.derivatives.len()
     }
 
     /// fmi2Instantiate with a chosen GUID, fmuType and resource location (`None`: NULL);
@@ -490,6 +537,70 @@ impl<'a> Instance<'a> {
                 values.as_ptr(),
             )
         }
+    }
+
+    pub fn set_time(&self, t: f64) -> Status {
+        unsafe { (self.fmu.api.set_time)(self.c, t) }
+    }
+
+    pub fn set_continuous_states(&self, x: &[f64]) -> Status {
+        unsafe { (self.fmu.api.set_continuous_states)(self.c, x.as_ptr(), x.len()) }
+    }
+
+    pub fn continuous_states(&self) -> (Status, Vec<f64>) {
+        let mut x = vec![0.0; self.fmu.states()];
+        let s = unsafe { (self.fmu.api.get_continuous_states)(self.c, x.as_mut_ptr(), x.len()) };
+        (s, x)
+    }
+
+    pub fn derivatives(&self) -> (Status, Vec<f64>) {
+        let mut dx = vec![0.0; self.fmu.states()];
+        let s = unsafe { (self.fmu.api.get_derivatives)(self.c, dx.as_mut_ptr(), dx.len()) };
+        (s, dx)
+    }
+
+    pub fn event_indicators(&self) -> (Status, Vec<f64>) {
+        let mut z = vec![0.0; self.fmu.md.number_of_event_indicators];
+        let s = unsafe { (self.fmu.api.get_event_indicators)(self.c, z.as_mut_ptr(), z.len()) };
+        (s, z)
+    }
+
+    pub fn enter_event_mode(&self) -> Status {
+        unsafe { (self.fmu.api.enter_event_mode)(self.c) }
+    }
+
+    pub fn new_discrete_states(&self) -> (Status, EventInfo) {
+        let mut info = EventInfo::default();
+        let s = unsafe { (self.fmu.api.new_discrete_states)(self.c, &mut info) };
+        (s, info)
+    }
+
+    pub fn enter_continuous_time_mode(&self) -> Status {
+        unsafe { (self.fmu.api.enter_continuous_time_mode)(self.c) }
+    }
+
+    pub fn completed_integrator_step(&self) -> (Status, c_int, c_int) {
+        let (mut event, mut stop) = (-1, -1);
+        let s =
+            unsafe { (self.fmu.api.completed_integrator_step)(self.c, 1, &mut event, &mut stop) };
+        (s, event, stop)
+    }
+
+    /// The event iteration an importer runs in Event Mode: fmi2NewDiscreteStates until no new
+    /// discrete states are needed; whether any update reset the continuous states.
+    pub fn event_iteration(&self) -> (Status, bool) {
+        let mut reset = false;
+        for _ in 0..1000 {
+            let (s, info) = self.new_discrete_states();
+            if s != OK {
+                return (s, reset);
+            }
+            reset |= info.values_of_continuous_states_changed != 0;
+            if info.new_discrete_states_needed == 0 {
+                return (OK, reset);
+            }
+        }
+        panic!("the event iteration never ends");
     }
 
     pub fn do_step(&self, t: f64, h: f64) -> Status {

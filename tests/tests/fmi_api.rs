@@ -222,10 +222,12 @@ fn instantiation_checks_guid_and_type_and_tolerates_null_resources() {
         .expect("wrong GUID");
     assert!(log.contains("{wrong}"), "{log}");
     let log = fmu
-        .instantiate_with("x", &guid, 0, None)
+        .instantiate_with("x", &guid, 2, None)
         .err()
-        .expect("Model Exchange");
-    assert!(log.contains("Co-Simulation"), "{log}");
+        .expect("no such fmuType");
+    assert!(log.contains("fmuType 2"), "{log}");
+    // Model Exchange (0) and Co-Simulation (1) are both offered.
+    assert!(fmu.instantiate_with("x", &guid, 0, None).is_ok());
     let inst = fmu
         .instantiate_with("x", &guid, 1, None)
         .expect("NULL resource location is fine");

@@ -60,6 +60,7 @@ pub struct FastDrivetrain {
     moment: [f64; 3],
     e_kin: f64,
     p_eng: f64,
+    p_damping: f64,
 }
 
 /// A 689 cc parallel twin with a balancer shaft and six gears: the ratios are the published
@@ -144,6 +145,7 @@ impl Default for FastDrivetrain {
             moment: [0.0; 3],
             e_kin: 0.0,
             p_eng: 0.0,
+            p_damping: 0.0,
         }
     }
 }
@@ -430,6 +432,7 @@ impl Model for FastDrivetrain {
             Var::output("M_z", real!(moment[2])).unit("N.m").describe("Moment on the casing, z: -(gamma/delta) p omega_x").depends_on(&["p", "omega_x"]),
             Var::output("E_kin", real!(e_kin)).unit("J").describe("Rotational kinetic energy of the shafts (spin and casing rotation)").depends_on(ENERGY),
             Var::output("P_eng", real!(p_eng)).unit("W").describe("Engine power, tau_eng w_eng").depends_on(&["p", "omega_y", "tau_eng"]),
+            Var::output("P_damping", real!(p_damping)).unit("W").describe("Power dissipated by d_spin, d_spin w_ds^2").derivative_of("energy_damping").depends_on(SPIN),
             Var::output("gamma", real!(set.gamma)).unit("kg.m2").discrete().describe("sum rho_k Jyy_k in the engaged gear"),
             Var::output("delta", real!(set.delta)).unit("kg.m2").discrete().describe("sum rho_k^2 Jyy_k in the engaged gear: spin inertia at the sprocket shaft"),
             Var::output("rho_e", real!(set.rho_e)).discrete().describe("Disc A speed over the sprocket shaft's, sqrt(delta/beta), engaged gear"),
@@ -522,6 +525,7 @@ impl Model for FastDrivetrain {
             + set.gamma * wy * w
             + 0.5 * set.delta * w * w;
         self.p_eng = self.tau_eng * self.w_eng;
+        self.p_damping = self.d_spin * self.w_ds * self.w_ds;
     }
 }
 

@@ -171,6 +171,15 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
         version: env!("CARGO_PKG_VERSION").into(),
         generation_tool: format!("drivetrain-fmus fmu-runtime {}", env!("CARGO_PKG_VERSION")),
         generation_date_and_time: generation_date_and_time.into(),
+        number_of_event_indicators: M::EVENT_INDICATORS,
+        model_exchange: Some(md::ModelExchange {
+            model_identifier: M::NAME.into(),
+            completed_integrator_step_not_needed: true,
+            can_get_and_set_fmu_state: true,
+            can_serialize_fmu_state: true,
+            provides_directional_derivative: false,
+            can_not_use_memory_management_functions: true,
+        }),
         co_simulation: md::CoSimulation {
             model_identifier: M::NAME.into(),
             can_handle_variable_communication_step_size: true,
@@ -279,6 +288,12 @@ relative tolerance given to <code>fmi2SetupExperiment</code>
 Variable communication steps, first-order input derivatives
 (<code>fmi2SetRealInputDerivatives</code>), and get/set/serialize FMU state are supported.
 Default experiment: {start} s to {stop} s with a {step} s communication step.</p>
+<p>FMI 2.0 Model Exchange from the same binary: the importer's solver integrates the
+continuous states (in the order of <code>ModelStructure/Derivatives</code>), watches the
+event indicators, and at each of their zero crossings calls <code>fmi2NewDiscreteStates</code>,
+which runs the same event update as the Co-Simulation interface (mode switches, velocity
+resets, reported through <code>valuesOfContinuousStatesChanged</code>) until nothing changes.
+No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
 </body>
 </html>
 "#,

@@ -1,4 +1,5 @@
-//! The C ABI: every fmi2* function of the Co-Simulation interface, generic over the model.
+//! The C ABI: every fmi2* function of the Co-Simulation and Model Exchange interfaces, generic
+//! over the model.
 //! [`export_fmu!`](crate::export_fmu) instantiates them with `#[no_mangle]` names in a
 //! component crate.
 //!
@@ -7,12 +8,13 @@
 //! into the importer. The instance is the only state; there is nothing global.
 
 use crate::describe;
-use crate::instance::{allowed, CallResult, FmiState, Instance};
+use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, FATAL, OK};
 use crate::model::Model;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+const MODEL_EXCHANGE: c_int = 0;
 const CO_SIMULATION: c_int = 1;
 
 /// An FMU state handed to the importer: the serialized bytes.
@@ -121,12 +123,15 @@ pub unsafe fn instantiate<M: Model>(
         if instance_name.is_null() || name.is_empty() {
             return fail("instanceName is NULL or empty");
         }
-        if fmu_type != CO_SIMULATION {
-            return fail(&format!(
-                "fmuType {fmu_type} requested; {} is a Co-Simulation FMU only",
-                M::NAME
-            ));
-        }
+        let interface = match fmu_type {
+            MODEL_EXCHANGE => Interface::ModelExchange,
+            CO_SIMULATION => Interface::CoSimulation,
+            _ => {
+                return fail(&format!(
+                    "fmuType {fmu_type} requested: 0 (Model Exchange) or 1 (Co-Simulation)"
+                ))
+            }
+        };
         let expected = describe::guid::<M>();
         let given = match guid.as_ref() {
             Some(_) => CStr::from_ptr(guid).to_string_lossy().into_owned(),
@@ -136,7 +141,7 @@ pub unsafe fn instantiate<M: Model>(
             return fail(&format!("fmuGUID {given} does not match {expected}"));
         }
         // The resource location may be NULL or anything: these models ship no resources.
-        let instance = Box::new(Instance::<M>::new(logger));
+        let instance = Box::new(Instance::<M>::new(logger, interface));
         Box::into_raw(instance) as *mut c_void
     });
     result.unwrap_or(std::ptr::null_mut())
@@ -472,6 +477,106 @@ pub unsafe fn cancel_step<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi2CancelStep", &[], |_| Ok(OK))
 }
 
+/// `fmi2EventInfo`, laid out as in fmi2FunctionTypes.h.
+#[repr(C)]
+pub struct EventInfo {
+    pub new_discrete_states_needed: c_int,
+    pub terminate_simulation: c_int,
+    pub nominals_of_continuous_states_changed: c_int,
+    pub values_of_continuous_states_changed: c_int,
+    pub next_event_time_defined: c_int,
+    pub next_event_time: f64,
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_time<M: Model>(c: *mut c_void, t: f64) -> Status {
+    call::<M>(c, "fmi2SetTime", allowed::SET_TIME, |inst| inst.set_time(t))
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_continuous_states<M: Model>(c: *mut c_void, x: *const f64, n: usize) -> Status {
+    call::<M>(c, "fmi2SetContinuousStates", allowed::SET_STATES, |inst| {
+        inst.set_continuous_states(slice(x, n, "x")?)
+    })
+}
+
+/// fmi2GetContinuousStates, fmi2GetDerivatives, fmi2GetEventIndicators and
+/// fmi2GetNominalsOfContinuousStates: an array of `n` values out.
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_array<M: Model>(
+    c: *mut c_void,
+    function: &str,
+    v: *mut f64,
+    n: usize,
+    get: impl FnOnce(&mut Instance<M>, &mut [f64]) -> CallResult,
+) -> Status {
+    call::<M>(c, function, allowed::GET_STATES, |inst| {
+        get(inst, slice_mut(v, n, "values")?)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi2EnterEventMode", allowed::ENTER_EVENT_MODE, |inst| {
+        inst.enter_event_mode()
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn enter_continuous_time_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(
+        c,
+        "fmi2EnterContinuousTimeMode",
+        allowed::EVENT_MODE,
+        |inst| inst.enter_continuous_time_mode(),
+    )
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn new_discrete_states<M: Model>(c: *mut c_void, info: *mut EventInfo) -> Status {
+    call::<M>(c, "fmi2NewDiscreteStates", allowed::EVENT_MODE, |inst| {
+        let info = out(info, "eventInfo")?;
+        let e = inst.new_discrete_states()?;
+        *info = EventInfo {
+            new_discrete_states_needed: e.new_discrete_states_needed.into(),
+            terminate_simulation: e.terminate_simulation.into(),
+            nominals_of_continuous_states_changed: e.nominals_changed.into(),
+            values_of_continuous_states_changed: e.values_of_continuous_states_changed.into(),
+            next_event_time_defined: e.next_event_time.is_some().into(),
+            next_event_time: e.next_event_time.unwrap_or(0.0),
+        };
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn completed_integrator_step<M: Model>(
+    c: *mut c_void,
+    _no_prior: c_int,
+    enter_event_mode: *mut c_int,
+    terminate: *mut c_int,
+) -> Status {
+    call::<M>(
+        c,
+        "fmi2CompletedIntegratorStep",
+        allowed::CONTINUOUS_TIME_MODE,
+        |_| {
+            // Every event is a state event the importer finds from the indicators (or a time
+            // event it was told of): nothing to ask for after a step.
+            *out(enter_event_mode, "enterEventMode")? = 0;
+            *out(terminate, "terminateSimulation")? = 0;
+            Ok(OK)
+        },
+    )
+}
+
 const LAST_SUCCESSFUL_TIME: c_int = 2;
 const TERMINATED: c_int = 3;
 
@@ -538,7 +643,8 @@ pub unsafe fn free_string(s: *mut c_char) {
     }
 }
 
-/// Exports the whole FMI 2.0 Co-Simulation API for a model type, plus two functions
+/// Exports the whole FMI 2.0 Co-Simulation and Model Exchange API for a model type, plus two
+/// functions
 /// (`drivetrain_fmu_describe`, `drivetrain_fmu_free_string`) with which the xtask writes
 /// modelDescription.xml and the documentation from the binary's own variable table.
 #[macro_export]
@@ -761,6 +867,80 @@ macro_rules! export_fmu {
                 ffi::get_real_output_derivatives::<M>(c, vr, n, order, v)
             }
             #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetTime(c: *mut c_void, t: f64) -> c_int {
+                ffi::set_time::<M>(c, t)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2SetContinuousStates(
+                c: *mut c_void,
+                x: *const f64,
+                n: usize,
+            ) -> c_int {
+                ffi::set_continuous_states::<M>(c, x, n)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetContinuousStates(
+                c: *mut c_void,
+                x: *mut f64,
+                n: usize,
+            ) -> c_int {
+                ffi::get_array::<M>(c, "fmi2GetContinuousStates", x, n, |i, v| {
+                    i.get_continuous_states(v)
+                })
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetDerivatives(
+                c: *mut c_void,
+                dx: *mut f64,
+                n: usize,
+            ) -> c_int {
+                ffi::get_array::<M>(c, "fmi2GetDerivatives", dx, n, |i, v| i.get_derivatives(v))
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetEventIndicators(
+                c: *mut c_void,
+                z: *mut f64,
+                n: usize,
+            ) -> c_int {
+                ffi::get_array::<M>(c, "fmi2GetEventIndicators", z, n, |i, v| {
+                    i.get_event_indicators(v)
+                })
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
+                c: *mut c_void,
+                x: *mut f64,
+                n: usize,
+            ) -> c_int {
+                ffi::get_array::<M>(c, "fmi2GetNominalsOfContinuousStates", x, n, |i, v| {
+                    i.get_nominals(v)
+                })
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2EnterEventMode(c: *mut c_void) -> c_int {
+                ffi::enter_event_mode::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2NewDiscreteStates(
+                c: *mut c_void,
+                info: *mut ffi::EventInfo,
+            ) -> c_int {
+                ffi::new_discrete_states::<M>(c, info)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: *mut c_void) -> c_int {
+                ffi::enter_continuous_time_mode::<M>(c)
+            }
+            #[no_mangle]
+            pub unsafe extern "C" fn fmi2CompletedIntegratorStep(
+                c: *mut c_void,
+                no_prior: c_int,
+                enter_event_mode: *mut c_int,
+                terminate: *mut c_int,
+            ) -> c_int {
+                ffi::completed_integrator_step::<M>(c, no_prior, enter_event_mode, terminate)
+            }
+            #[no_mangle]
             pub unsafe extern "C" fn fmi2DoStep(
                 c: *mut c_void,
                 tc: f64,
@@ -836,7 +1016,7 @@ mod tests {
     #[test]
     fn a_panic_becomes_fatal_and_the_instance_then_refuses_calls() {
         let logger = Logger::new(None, std::ptr::null_mut(), "p", false);
-        let c = Box::into_raw(Box::new(Instance::<Ball>::new(logger))) as *mut c_void;
+        let c = Box::into_raw(Box::new(Instance::<Ball>::new(logger, Interface::CoSimulation))) as *mut c_void;
         unsafe {
             let status = call::<Ball>(c, "fmi2Test", allowed::ANY_BUT_FATAL, |_| panic!("boom"));
             assert_eq!(status, FATAL);

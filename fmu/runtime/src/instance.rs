@@ -1,4 +1,7 @@
-//! One FMU instance: the FMI 2.0 Co-Simulation state machine around a model.
+//! One FMU instance: the FMI 2.0 Co-Simulation or Model Exchange state machine around a model.
+//! A Co-Simulation instance integrates the model itself (`fmi2DoStep`); a Model Exchange
+//! instance hands states, derivatives and event indicators to the importer's solver and runs
+//! the model's event update when the importer asks (`fmi2NewDiscreteStates`).
 //!
 //! Two kinds of failure are told apart:
 //! - a *rejected call* (illegal in this state, bad arguments, a NaN or out-of-range value):
@@ -15,8 +18,9 @@ use crate::model::Model;
 use crate::snapshot::Snapshot;
 use crate::variables::{Access, Causality, Phase, Var};
 
-/// The states of the FMI 2.0 Co-Simulation state machine (fmi2StepInProgress never occurs:
-/// doStep is synchronous).
+/// The states of the FMI 2.0 state machines: Co-Simulation (StepComplete, StepFailed,
+/// StepCanceled; fmi2StepInProgress never occurs: doStep is synchronous) and Model Exchange
+/// (EventMode, ContinuousTimeMode), with the states both share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FmiState {
     Instantiated = 0,
@@ -27,6 +31,8 @@ pub enum FmiState {
     Terminated = 5,
     Error = 6,
     Fatal = 7,
+    EventMode = 8,
+    ContinuousTimeMode = 9,
 }
 
 impl FmiState {
@@ -37,6 +43,68 @@ impl FmiState {
             .copied()
             .find(|s| *s as u8 == x)
     }
+
+    /// The interface whose state machine has this state, if only one has it.
+    fn interface(self) -> Option<Interface> {
+        match self {
+            FmiState::StepComplete | FmiState::StepFailed | FmiState::StepCanceled => {
+                Some(Interface::CoSimulation)
+            }
+            FmiState::EventMode | FmiState::ContinuousTimeMode => Some(Interface::ModelExchange),
+            _ => None,
+        }
+    }
+}
+
+/// The interface an instance was created for (`fmuType` of fmi2Instantiate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    ModelExchange,
+    CoSimulation,
+}
+
+impl Interface {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::ModelExchange => "Model Exchange",
+            Interface::CoSimulation => "Co-Simulation",
+        }
+    }
+}
+
+/// Functions of one interface only: called on an instance of the other, they are refused.
+const CO_SIMULATION_ONLY: &[&str] = &[
+    "fmi2SetRealInputDerivatives",
+    "fmi2GetRealOutputDerivatives",
+    "fmi2DoStep",
+    "fmi2CancelStep",
+    "fmi2GetStatus",
+    "fmi2GetRealStatus",
+    "fmi2GetIntegerStatus",
+    "fmi2GetBooleanStatus",
+    "fmi2GetStringStatus",
+];
+const MODEL_EXCHANGE_ONLY: &[&str] = &[
+    "fmi2EnterEventMode",
+    "fmi2NewDiscreteStates",
+    "fmi2EnterContinuousTimeMode",
+    "fmi2CompletedIntegratorStep",
+    "fmi2SetTime",
+    "fmi2SetContinuousStates",
+    "fmi2GetDerivatives",
+    "fmi2GetEventIndicators",
+    "fmi2GetContinuousStates",
+    "fmi2GetNominalsOfContinuousStates",
+];
+
+/// What `fmi2NewDiscreteStates` reports (`fmi2EventInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EventInfo {
+    pub new_discrete_states_needed: bool,
+    pub terminate_simulation: bool,
+    pub nominals_changed: bool,
+    pub values_of_continuous_states_changed: bool,
+    pub next_event_time: Option<f64>,
 }
 
 /// Sets of states in which a call is allowed.
@@ -50,11 +118,13 @@ pub mod allowed {
         StepCanceled,
         Terminated,
         Error,
+        EventMode,
+        ContinuousTimeMode,
     ];
     pub const INSTANTIATED: &[FmiState] = &[Instantiated];
     pub const INITIALIZATION: &[FmiState] = &[InitializationMode];
     pub const STEP_COMPLETE: &[FmiState] = &[StepComplete];
-    pub const TERMINATE: &[FmiState] = &[StepComplete, StepFailed];
+    pub const TERMINATE: &[FmiState] = &[StepComplete, StepFailed, EventMode, ContinuousTimeMode];
     pub const GET: &[FmiState] = &[
         InitializationMode,
         StepComplete,
@@ -62,9 +132,30 @@ pub mod allowed {
         StepCanceled,
         Terminated,
         Error,
+        EventMode,
+        ContinuousTimeMode,
     ];
-    pub const SET: &[FmiState] = &[Instantiated, InitializationMode, StepComplete];
+    pub const SET: &[FmiState] = &[
+        Instantiated,
+        InitializationMode,
+        StepComplete,
+        EventMode,
+        ContinuousTimeMode,
+    ];
     pub const STATUS: &[FmiState] = &[StepComplete, StepFailed, Terminated];
+    // Model Exchange.
+    pub const EVENT_MODE: &[FmiState] = &[EventMode];
+    pub const CONTINUOUS_TIME_MODE: &[FmiState] = &[ContinuousTimeMode];
+    pub const SET_TIME: &[FmiState] = &[EventMode, ContinuousTimeMode];
+    pub const ENTER_EVENT_MODE: &[FmiState] = &[EventMode, ContinuousTimeMode];
+    pub const SET_STATES: &[FmiState] = &[ContinuousTimeMode];
+    pub const GET_STATES: &[FmiState] = &[
+        InitializationMode,
+        EventMode,
+        ContinuousTimeMode,
+        Terminated,
+        Error,
+    ];
 }
 
 /// Result of an instance method: the status to return, the reason already formatted.
@@ -73,6 +164,7 @@ pub type CallResult = Result<Status, String>;
 pub struct Instance<M: Model> {
     pub logger: Logger,
     pub state: FmiState,
+    pub interface: Interface,
     guid: String,
     vars: Vec<Var<M>>,
     model: M,
@@ -89,15 +181,19 @@ pub struct Instance<M: Model> {
     integrator: Option<Integrator<M>>,
     /// The solver's next trial step (NaN before the first step): part of the FMU state.
     step_size: f64,
+    /// Model Exchange: event updates that changed something since the importer entered Event
+    /// Mode, against a chattering model.
+    event_updates: usize,
 }
 
 impl<M: Model> Instance<M> {
-    pub fn new(logger: Logger) -> Self {
+    pub fn new(logger: Logger, interface: Interface) -> Self {
         let vars = M::variables();
         let n = vars.len();
         Instance {
             logger,
             state: FmiState::Instantiated,
+            interface,
             guid: guid::<M>(),
             vars,
             model: M::default(),
@@ -110,6 +206,7 @@ impl<M: Model> Instance<M> {
             dirty: true,
             integrator: None,
             step_size: f64::NAN,
+            event_updates: 0,
         }
     }
 
@@ -128,6 +225,7 @@ impl<M: Model> Instance<M> {
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
         self.step_size = f64::NAN;
+        self.event_updates = 0;
     }
 
     /// The integrator for the current tolerance, built (it allocates) only when that changed.
@@ -145,6 +243,16 @@ impl<M: Model> Instance<M> {
 
     /// Checks that `function` may be called in the current state.
     pub fn check_state(&self, function: &str, states: &[FmiState]) -> Result<(), String> {
+        let (other, other_name) = match self.interface {
+            Interface::ModelExchange => (CO_SIMULATION_ONLY, Interface::CoSimulation.name()),
+            Interface::CoSimulation => (MODEL_EXCHANGE_ONLY, Interface::ModelExchange.name()),
+        };
+        if other.contains(&function) {
+            return Err(format!(
+                "{function} is a {other_name} function; this instance was created for {}",
+                self.interface.name()
+            ));
+        }
         if states.contains(&self.state) {
             Ok(())
         } else {
@@ -213,6 +321,11 @@ impl<M: Model> Instance<M> {
         if let Err(e) = self.initialize() {
             self.model = before;
             return self.failed(format!("initialization failed: {e}"));
+        }
+        if self.interface == Interface::ModelExchange {
+            // The importer's event iteration at the start: fmi2NewDiscreteStates.
+            self.state = FmiState::EventMode;
+            return Ok(OK);
         }
         // Built now, so that stepping allocates nothing.
         if let Err(e) = self.integrator() {
@@ -337,7 +450,9 @@ impl<M: Model> Instance<M> {
             return Err(format!("{} (vr {vr}) has another type", v.name));
         }
         let phase = match self.state {
-            FmiState::StepComplete => Phase::Stepping,
+            FmiState::StepComplete | FmiState::EventMode | FmiState::ContinuousTimeMode => {
+                Phase::Stepping
+            }
             _ => Phase::Initialization,
         };
         if !v.settable(phase) {
@@ -494,6 +609,141 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
+    // Model Exchange: the importer's solver owns time and the states.
+
+    fn check_count(&self, n: usize, expected: usize, what: &str) -> Result<(), String> {
+        if n == expected {
+            Ok(())
+        } else {
+            Err(format!("{n} {what} given; {} has {expected}", M::NAME))
+        }
+    }
+
+    pub fn set_time(&mut self, t: f64) -> CallResult {
+        if !t.is_finite() {
+            return Err(format!("time = {t} refused: not a finite number"));
+        }
+        self.time = t;
+        self.dirty = true;
+        Ok(OK)
+    }
+
+    pub fn set_continuous_states(&mut self, x: &[f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "continuous states")?;
+        if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(format!(
+                "continuous state {i} = {v} at t = {} refused: not a finite number",
+                self.time
+            ));
+        }
+        self.model.set_states(x);
+        self.dirty = true;
+        Ok(OK)
+    }
+
+    /// In Initialization Mode the states follow from the parameters set so far.
+    fn initial_values(&mut self) -> Result<(), String> {
+        if self.state == FmiState::InitializationMode {
+            self.refresh()?;
+        }
+        Ok(())
+    }
+
+    pub fn get_continuous_states(&mut self, x: &mut [f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "continuous states")?;
+        self.initial_values()?;
+        self.model.get_states(x);
+        Ok(OK)
+    }
+
+    pub fn get_nominals(&mut self, x: &mut [f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "nominals")?;
+        x.fill(1.0);
+        Ok(OK)
+    }
+
+    pub fn get_derivatives(&mut self, dx: &mut [f64]) -> CallResult {
+        self.check_count(dx.len(), M::STATES, "derivatives")?;
+        self.initial_values()?;
+        let t = self.time;
+        self.model
+            .check_inputs()
+            .map_err(|e| format!("t = {t}: {e}"))?;
+        self.model.derivatives(t, dx);
+        if let Some((i, v)) = dx.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(format!(
+                "t = {t}: derivative {i} = {v}: are the states and inputs sensible?"
+            ));
+        }
+        Ok(OK)
+    }
+
+    pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
+        self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
+        self.initial_values()?;
+        self.model.event_indicators(self.time, z);
+        Ok(OK)
+    }
+
+    pub fn enter_event_mode(&mut self) -> CallResult {
+        self.state = FmiState::EventMode;
+        self.event_updates = 0;
+        Ok(OK)
+    }
+
+    pub fn enter_continuous_time_mode(&mut self) -> CallResult {
+        self.state = FmiState::ContinuousTimeMode;
+        Ok(OK)
+    }
+
+    /// One event update (the importer repeats the call while `new_discrete_states_needed`),
+    /// the same update the Co-Simulation interface repeats at a located crossing.
+    pub fn new_discrete_states(&mut self) -> Result<EventInfo, String> {
+        let t = self.time;
+        if let Err(e) = self.model.check_inputs() {
+            self.failed(format!("t = {t}: event refused: {e}"))?;
+        }
+        self.event_updates += 1;
+        if self.event_updates > integrator::MAX_EVENT_ITERATIONS {
+            self.failed(format!(
+                "t = {t}: event iteration did not converge in {} updates",
+                integrator::MAX_EVENT_ITERATIONS
+            ))?;
+        }
+        let (mut before, mut after) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
+        self.model.get_states(&mut before);
+        let backup = self.model.clone();
+        let changed = match self.model.event_update(t) {
+            Ok(changed) => changed,
+            Err(e) => {
+                self.model = backup;
+                return self
+                    .failed(format!("t = {t}: {e}"))
+                    .map(|_| EventInfo::default());
+            }
+        };
+        if changed {
+            let what = self
+                .model
+                .describe_event(t)
+                .map_or_else(String::new, |text| format!(": {text}"));
+            self.log_event(&format!("state event at t = {t}{what}"));
+        } else {
+            self.event_updates = 0;
+        }
+        self.model.get_states(&mut after);
+        self.dirty = true;
+        Ok(EventInfo {
+            new_discrete_states_needed: changed,
+            values_of_continuous_states_changed: before
+                .iter()
+                .zip(&after)
+                .any(|(a, b)| a.to_bits() != b.to_bits()),
+            next_event_time: self.model.next_time_event(t),
+            ..EventInfo::default()
+        })
+    }
+
     pub fn terminate(&mut self) -> CallResult {
         self.state = FmiState::Terminated;
         Ok(OK)
@@ -523,6 +773,13 @@ impl<M: Model> Instance<M> {
         let s = Snapshot::decode(bytes, &self.guid, self.vars.len())?;
         let state = FmiState::from_u8(s.fmi_state)
             .ok_or_else(|| format!("FMU state holds an invalid FMI state {}", s.fmi_state))?;
+        if state.interface().is_some_and(|i| i != self.interface) {
+            return Err(format!(
+                "the FMU state was taken in {state:?}, a state of {}; this instance is {}",
+                state.interface().map_or("", Interface::name),
+                self.interface.name()
+            ));
+        }
         let mut model = M::default();
         for (v, x) in self.vars.iter().zip(&s.values) {
             match v.access {

@@ -23,6 +23,7 @@ pub struct VariableRatioCoupling {
     tau_b: f64,
     tau_f: f64,
     power_loss: f64,
+    phi_dot: f64,
     tau_support: f64,
 }
 
@@ -40,6 +41,7 @@ impl Default for VariableRatioCoupling {
             tau_b: 0.0,
             tau_f: 0.0,
             power_loss: 0.0,
+            phi_dot: 0.0,
             tau_support: 0.0,
         }
     }
@@ -89,6 +91,11 @@ impl Model for VariableRatioCoupling {
                 .unit("rad")
                 .describe("Compliance angle (state), dphi/dt = s r w_F - w_B")
                 .depends_on(&["phi"]),
+            Var::output("phi_dot", real!(phi_dot))
+                .unit("rad/s")
+                .describe("Rate of the compliance angle, s r w_F - w_B")
+                .derivative_of("phi")
+                .depends_on(ALL),
             Var::output("power_loss", real!(power_loss))
                 .unit("W")
                 .describe("Power dissipated by damping, mesh and bearings")
@@ -147,6 +154,7 @@ impl Model for VariableRatioCoupling {
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
         self.power_loss = q.power_loss;
+        self.phi_dot = q.phi_dot;
         // No inertia: the housing balances what the shafts apply.
         self.tau_support = -(q.tau_b + q.tau_f);
     }

@@ -31,6 +31,7 @@ pub struct VariableRatioTransmission {
     tau_b: f64,
     tau_f: f64,
     power_loss: f64,
+    phi_dot: f64,
     tau_support: f64,
     a_b: f64,
     a_f: f64,
@@ -58,6 +59,7 @@ impl Default for VariableRatioTransmission {
             tau_b: 0.0,
             tau_f: 0.0,
             power_loss: 0.0,
+            phi_dot: 0.0,
             tau_support: 0.0,
             a_b: 0.0,
             a_f: 0.0,
@@ -155,6 +157,11 @@ impl Model for VariableRatioTransmission {
                 .unit("rad")
                 .describe("Compliance angle (state), dphi/dt = s r w_F - w_B")
                 .depends_on(&["phi"]),
+            Var::output("phi_dot", real!(phi_dot))
+                .unit("rad/s")
+                .describe("Rate of the compliance angle, s r w_F - w_B")
+                .derivative_of("phi")
+                .depends_on(ALL),
             Var::output("power_loss", real!(power_loss))
                 .unit("W")
                 .describe("Power dissipated by damping, mesh and bearings")
@@ -239,6 +246,7 @@ impl Model for VariableRatioTransmission {
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
         self.power_loss = q.power_loss;
+        self.phi_dot = q.phi_dot;
         self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
         self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
         // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the

@@ -1,0 +1,645 @@
+//! Model Exchange through the C ABI: every FMU run by a small ME importer written here (an
+//! adaptive Dormand-Prince 5(4) over the FMU's states, event indicators watched at every
+//! step, crossings located by bisection, the FMU's event iteration at each) on every reference
+//! scenario in `reference-fmus/`, against the same FMU's Co-Simulation run: the same outputs,
+//! the same events at the same times. Also the ME structure (state order, derivatives), the
+//! ME state machine, and refused calls.
+
+use fmu_harness::{Fmu, Instance, ERROR, OK};
+use model_description::{Causality, VariableType};
+use std::path::{Path, PathBuf};
+
+/// A reference scenario: its input table, parameters, stop time and communication step.
+struct Scenario {
+    dir: PathBuf,
+    names: Vec<String>,
+    rows: Vec<Vec<f64>>,
+    params: Vec<(String, f64)>,
+    stop: f64,
+    step: f64,
+}
+
+fn read_table(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header = lines
+        .next()
+        .expect("a header")
+        .split(',')
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .collect();
+    let rows = lines
+        .map(|l| {
+            l.split(',')
+                .map(|s| s.trim().trim_matches('"').parse().expect("a number"))
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+fn scenarios(model: &str) -> Vec<Scenario> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../reference-fmus")
+        .join(model);
+    let mut dirs = vec![root.clone()];
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    subdirs.sort();
+    dirs.extend(
+        subdirs
+            .into_iter()
+            .filter(|d| d.join(format!("{model}_ref.csv")).is_file()),
+    );
+    dirs.into_iter()
+        .filter(|d| d.join(format!("{model}_ref.csv")).is_file())
+        .map(|dir| {
+            let opt = std::fs::read_to_string(dir.join(format!("{model}_ref.opt"))).unwrap();
+            let value = |key: &str| -> f64 {
+                opt.lines()
+                    .find_map(|l| {
+                        l.strip_prefix(key)?
+                            .trim_start()
+                            .strip_prefix(',')?
+                            .trim()
+                            .parse()
+                            .ok()
+                    })
+                    .unwrap_or_else(|| panic!("{key} in {}", dir.display()))
+            };
+            let input = dir.join(format!("{model}_in.csv"));
+            let (names, rows) = if input.is_file() {
+                let (h, r) = read_table(&input);
+                (h[1..].to_vec(), r)
+            } else {
+                (vec![], vec![vec![0.0]])
+            };
+            let par = dir.join(format!("{model}_par.csv"));
+            let params = if par.is_file() {
+                let text = std::fs::read_to_string(par).unwrap();
+                text.lines()
+                    .skip(1)
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| {
+                        let (n, v) = l.split_once(',').unwrap();
+                        (n.trim_matches('"').to_string(), v.trim().parse().unwrap())
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
+            Scenario {
+                stop: value("StopTime"),
+                step: value("StepSize"),
+                dir,
+                names,
+                rows,
+                params,
+            }
+        })
+        .collect()
+}
+
+impl Scenario {
+    /// The inputs at `t` as the validation's importers give them: linear between rows, the
+    /// later row where two share a time.
+    fn inputs_at(&self, t: f64) -> Vec<f64> {
+        let i = self
+            .rows
+            .iter()
+            .rposition(|r| r[0] <= t + 1e-12)
+            .unwrap_or(0);
+        let r = &self.rows[i];
+        if (r[0] - t).abs() <= 1e-12 || i + 1 == self.rows.len() {
+            return r[1..].to_vec();
+        }
+        let n = &self.rows[i + 1];
+        let w = (t - r[0]) / (n[0] - r[0]);
+        r[1..]
+            .iter()
+            .zip(&n[1..])
+            .map(|(a, b)| a + w * (b - a))
+            .collect()
+    }
+
+    fn set_inputs(&self, inst: &Instance, t: f64) {
+        for (n, v) in self.names.iter().zip(self.inputs_at(t)) {
+            assert_eq!(
+                inst.set(n, v),
+                OK,
+                "{n} = {v} at t = {t}: {}",
+                inst.log_text()
+            );
+        }
+    }
+
+    fn set_parameters(&self, inst: &Instance) {
+        for (n, v) in &self.params {
+            let integer = inst
+                .fmu
+                .md
+                .model_variables
+                .iter()
+                .any(|x| &x.name == n && matches!(x.kind, VariableType::Integer { .. }));
+            let status = if integer {
+                inst.set_int(n, *v as i32)
+            } else {
+                inst.set(n, *v)
+            };
+            assert_eq!(status, OK, "{n}");
+        }
+    }
+}
+
+fn real_outputs(fmu: &Fmu) -> Vec<String> {
+    fmu.md
+        .model_variables
+        .iter()
+        .filter(|v| v.causality == Causality::Output && matches!(v.kind, VariableType::Real { .. }))
+        .map(|v| v.name.clone())
+        .collect()
+}
+
+fn outputs(inst: &Instance, names: &[String]) -> Vec<f64> {
+    names.iter().map(|n| inst.real(n)).collect()
+}
+
+/// The Co-Simulation run at a tight tolerance: outputs after every step, and event times.
+fn co_simulation(fmu: &Fmu, sc: &Scenario, names: &[String]) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let inst = fmu.instantiate("cs");
+    let tol = fmu
+        .md
+        .default_experiment
+        .as_ref()
+        .map_or(1e-10, |d| d.tolerance.min(1e-10));
+    assert_eq!(inst.setup_experiment(Some(tol), 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let n = (sc.stop / sc.step).round() as usize;
+    let mut rows = vec![];
+    for k in 0..n {
+        let t = k as f64 * sc.step;
+        sc.set_inputs(&inst, t);
+        assert_eq!(inst.do_step(t, sc.step), OK, "{}", inst.log_text());
+        rows.push(outputs(&inst, names));
+    }
+    (rows, inst.event_times())
+}
+
+/// A minimal Model Exchange importer.
+struct Importer<'a> {
+    inst: Instance<'a>,
+    events: Vec<f64>,
+}
+
+const RTOL: f64 = 1e-11;
+
+impl Importer<'_> {
+    fn rhs(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        assert_eq!(self.inst.set_time(t), OK);
+        assert_eq!(
+            self.inst.set_continuous_states(x),
+            OK,
+            "{}",
+            self.inst.log_text()
+        );
+        let (s, dx) = self.inst.derivatives();
+        assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
+        dx
+    }
+
+    fn indicators(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        assert_eq!(self.inst.set_time(t), OK);
+        assert_eq!(self.inst.set_continuous_states(x), OK);
+        let (s, z) = self.inst.event_indicators();
+        assert_eq!(s, OK);
+        z
+    }
+
+    /// One Dormand-Prince 5(4) step: the fifth-order solution and an error estimate.
+    fn dp5(&self, t: f64, x: &[f64], h: f64) -> (Vec<f64>, f64) {
+        const C: [f64; 6] = [1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0, 1.0];
+        const A: [&[f64]; 6] = [
+            &[1.0 / 5.0],
+            &[3.0 / 40.0, 9.0 / 40.0],
+            &[44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0],
+            &[
+                19372.0 / 6561.0,
+                -25360.0 / 2187.0,
+                64448.0 / 6561.0,
+                -212.0 / 729.0,
+            ],
+            &[
+                9017.0 / 3168.0,
+                -355.0 / 33.0,
+                46732.0 / 5247.0,
+                49.0 / 176.0,
+                -5103.0 / 18656.0,
+            ],
+            &[
+                35.0 / 384.0,
+                0.0,
+                500.0 / 1113.0,
+                125.0 / 192.0,
+                -2187.0 / 6784.0,
+                11.0 / 84.0,
+            ],
+        ];
+        const E: [f64; 7] = [
+            71.0 / 57600.0,
+            0.0,
+            -71.0 / 16695.0,
+            71.0 / 1920.0,
+            -17253.0 / 339200.0,
+            22.0 / 525.0,
+            -1.0 / 40.0,
+        ];
+        let mut k = vec![self.rhs(t, x)];
+        for (c, a) in C.iter().zip(A) {
+            let y: Vec<f64> = (0..x.len())
+                .map(|i| x[i] + h * a.iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
+                .collect();
+            k.push(self.rhs(t + c * h, &y));
+        }
+        let y: Vec<f64> = (0..x.len())
+            .map(|i| x[i] + h * A[5].iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
+            .collect();
+        let err = (0..x.len())
+            .map(|i| {
+                let e = h * E.iter().zip(&k).map(|(e, k)| e * k[i]).sum::<f64>();
+                let scale = RTOL * x[i].abs().max(y[i].abs()) + RTOL * 1e-3;
+                (e / scale).powi(2)
+            })
+            .sum::<f64>();
+        (y, (err / x.len() as f64).sqrt())
+    }
+
+    /// Whether an indicator changed sign from `a` to `b` (one that starts at exactly zero, as
+    /// after the event that put it there, has not).
+    fn crossed(a: &[f64], b: &[f64]) -> bool {
+        a.iter()
+            .zip(b)
+            .any(|(a, b)| *a != 0.0 && (*a > 0.0) != (*b > 0.0))
+    }
+
+    /// The event iteration in Event Mode (recorded as an event if it changed anything); the
+    /// states after it.
+    fn event(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+        assert_eq!(self.inst.set_time(t), OK);
+        assert_eq!(self.inst.set_continuous_states(x), OK);
+        assert_eq!(self.inst.enter_event_mode(), OK);
+        let mut reset = false;
+        for updates in 0.. {
+            let (s, info) = self.inst.new_discrete_states();
+            assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
+            reset |= info.values_of_continuous_states_changed != 0;
+            if info.new_discrete_states_needed == 0 {
+                if updates > 0 {
+                    self.events.push(t);
+                }
+                break;
+            }
+        }
+        let (_, after) = self.inst.continuous_states();
+        if !reset {
+            assert_eq!(
+                after, x,
+                "t = {t}: the states changed without valuesOfContinuousStatesChanged"
+            );
+        }
+        assert_eq!(self.inst.enter_continuous_time_mode(), OK);
+        after
+    }
+
+    /// Integrates from `t0` to `t1` with the inputs held, events located and handled.
+    fn integrate(&mut self, t0: f64, t1: f64, mut x: Vec<f64>, h: &mut f64) -> Vec<f64> {
+        let mut t = t0;
+        let mut z = self.indicators(t, &x);
+        while t < t1 - 1e-13 {
+            let dt = h.min(t1 - t);
+            let (y, err) = self.dp5(t, &x, dt);
+            if err > 1.0 {
+                *h = dt * (0.9 * err.powf(-0.2)).max(0.2);
+                continue;
+            }
+            let zy = self.indicators(t + dt, &y);
+            if Self::crossed(&z, &zy) {
+                // Bisection on single steps from t: the first crossing to 1e-13 s.
+                let (mut lo, mut hi) = (0.0, dt);
+                while hi - lo > 1e-13 {
+                    let mid = 0.5 * (lo + hi);
+                    let (ym, _) = self.dp5(t, &x, mid);
+                    if Self::crossed(&z, &self.indicators(t + mid, &ym)) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                let (ye, _) = self.dp5(t, &x, hi);
+                t += hi;
+                x = self.event(t, &ye);
+                z = self.indicators(t, &x);
+                assert!(self.events.len() < 100_000, "chattering");
+                continue;
+            }
+            t += dt;
+            x = y;
+            z = zy;
+            // Not beyond the communication step: inputs change there.
+            *h = (dt * (0.9 * err.max(1e-10).powf(-0.2)).min(5.0)).min(t1 - t0);
+        }
+        x
+    }
+}
+
+fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let inst = fmu.instantiate_me("me");
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    // Inputs from t = 0 on, as the Co-Simulation run gets them: after initialization.
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let mut me = Importer {
+        inst,
+        events: vec![],
+    };
+    let (s, _) = me.inst.event_iteration();
+    assert_eq!(s, OK);
+    assert_eq!(me.inst.enter_continuous_time_mode(), OK);
+    let (_, mut x) = me.inst.continuous_states();
+    let n = (sc.stop / sc.step).round() as usize;
+    let (mut rows, mut h) = (vec![], sc.step / 10.0);
+    for k in 0..n {
+        let t = k as f64 * sc.step;
+        // New inputs: an event at the communication point, as for a time event.
+        sc.set_inputs(&me.inst, t);
+        x = me.event(t, &x);
+        x = me.integrate(t, t + sc.step, x, &mut h);
+        let (s, enter, stop) = me.inst.completed_integrator_step();
+        assert_eq!((s, enter, stop), (OK, 0, 0));
+        assert_eq!(me.inst.set_time(t + sc.step), OK);
+        assert_eq!(me.inst.set_continuous_states(&x), OK);
+        rows.push(outputs(&me.inst, names));
+    }
+    (rows, me.events)
+}
+
+/// Every FMU, every reference scenario: the Model Exchange run of our importer gives the
+/// Co-Simulation run's outputs (within 1e-6 of each signal's largest magnitude) and its events.
+#[test]
+fn model_exchange_runs_every_scenario_as_co_simulation_does() {
+    for fmu in Fmu::all() {
+        let names = real_outputs(&fmu);
+        for sc in scenarios(&fmu.md.model_name) {
+            let where_ = format!("{} {}", fmu.md.model_name, sc.dir.display());
+            let (cs, cs_events) = co_simulation(&fmu, &sc, &names);
+            let (me, me_events) = model_exchange(&fmu, &sc, &names);
+            let mut worst = (0.0f64, String::new());
+            for (j, n) in names.iter().enumerate() {
+                let size = cs.iter().map(|r| r[j].abs()).fold(0.0, f64::max);
+                for (k, (a, b)) in cs.iter().zip(&me).enumerate() {
+                    // An event exactly at a communication point: Co-Simulation reports the
+                    // outputs before its update, an ME importer may report them after.
+                    let tk = (k + 1) as f64 * sc.step;
+                    if cs_events
+                        .iter()
+                        .chain(&me_events)
+                        .any(|e| (e - tk).abs() < 1e-9)
+                    {
+                        continue;
+                    }
+                    let dev = (a[j] - b[j]).abs() / (size + 1e-3);
+                    if dev > worst.0 {
+                        worst = (dev, format!("{n} at step {k}: CS {} ME {}", a[j], b[j]));
+                    }
+                }
+            }
+            eprintln!(
+                "{where_}: {} events in both, largest deviation {:.1e} ({})",
+                me_events.len(),
+                worst.0,
+                worst.1
+            );
+            assert!(worst.0 < 1e-6, "{where_}: {}", worst.1);
+            assert_eq!(
+                cs_events.len(),
+                me_events.len(),
+                "{where_}: {cs_events:?} vs {me_events:?}"
+            );
+            for (a, b) in cs_events.iter().zip(&me_events) {
+                assert!(
+                    (a - b).abs() < 1e-7,
+                    "{where_}: event at {a} (CS) vs {b} (ME)"
+                );
+            }
+        }
+    }
+}
+
+/// The continuous states are the variables the ModelStructure's Derivatives point at, in that
+/// order, and fmi2GetDerivatives gives the derivative variables' values.
+#[test]
+fn states_and_derivatives_follow_the_model_structure() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let sc = scenarios(name).remove(0);
+        let inst = fmu.instantiate_me("structure");
+        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+        sc.set_parameters(&inst);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        sc.set_inputs(&inst, 0.0);
+        assert_eq!(inst.exit_initialization_mode(), OK);
+        assert_eq!(inst.event_iteration().0, OK);
+        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        let vars = &fmu.md.model_variables;
+        let derivatives: Vec<&str> = fmu
+            .md
+            .model_structure
+            .derivatives
+            .iter()
+            .map(|u| vars[u.index - 1].name.as_str())
+            .collect();
+        let states: Vec<&str> = fmu
+            .md
+            .model_structure
+            .derivatives
+            .iter()
+            .map(|u| match vars[u.index - 1].kind {
+                VariableType::Real {
+                    derivative: Some(s),
+                    ..
+                } => vars[s - 1].name.as_str(),
+                _ => panic!("{name}: a derivative without its state"),
+            })
+            .collect();
+        assert_eq!(
+            fmu.md
+                .model_exchange
+                .as_ref()
+                .map(|m| m.model_identifier.as_str()),
+            Some(name.as_str())
+        );
+        // Move the states off their start so that a wrong order shows.
+        let (_, x0) = inst.continuous_states();
+        let x: Vec<f64> = x0
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + 1e-4 * (i + 1) as f64)
+            .collect();
+        assert_eq!(inst.set_time(0.001), OK);
+        assert_eq!(inst.set_continuous_states(&x), OK);
+        let (s, dx) = inst.derivatives();
+        assert_eq!(s, OK);
+        for (i, (state, derivative)) in states.iter().zip(&derivatives).enumerate() {
+            assert_eq!(inst.real(state), x[i], "{name}: state {i} is not {state}");
+            let d = inst.real(derivative);
+            assert!(
+                (d - dx[i]).abs() <= 1e-12 * d.abs().max(1.0),
+                "{name}: derivative {i} ({derivative}) {d} vs fmi2GetDerivatives {}",
+                dx[i]
+            );
+        }
+        let (s, z) = inst.event_indicators();
+        assert_eq!((s, z.len()), (OK, fmu.md.number_of_event_indicators));
+        eprintln!("{name}: states {states:?}, {} event indicators", z.len());
+    }
+}
+
+/// The ME state machine: calls of the other interface, calls in the wrong mode, wrong array
+/// lengths and non-finite values are refused with a reason, and change nothing.
+#[test]
+fn model_exchange_calls_out_of_place_are_refused() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let n = fmu.states();
+        let inst = fmu.instantiate_me("calls");
+        // Before initialization: no states to set, no time, no event mode.
+        assert_eq!(inst.set_continuous_states(&vec![0.0; n]), ERROR);
+        assert_eq!(inst.set_time(0.0), ERROR);
+        assert_eq!(inst.enter_event_mode(), ERROR);
+        assert_eq!(inst.do_step(0.0, 1e-3), ERROR);
+        assert!(
+            inst.log_text().contains("Co-Simulation"),
+            "{name}: {}",
+            inst.log_text()
+        );
+        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        assert_eq!(inst.exit_initialization_mode(), OK);
+        // Event Mode: states cannot be set, the step is not complete.
+        assert_eq!(inst.set_continuous_states(&vec![0.0; n]), ERROR);
+        assert_eq!(inst.completed_integrator_step().0, ERROR);
+        assert_eq!(inst.event_iteration().0, OK);
+        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        assert_eq!(inst.new_discrete_states().0, ERROR);
+        let (_, x) = inst.continuous_states();
+        let mut bad = x.clone();
+        bad[0] = f64::NAN;
+        inst.clear_log();
+        assert_eq!(inst.set_continuous_states(&bad), ERROR);
+        assert!(
+            inst.log_text().contains("NaN"),
+            "{name}: {}",
+            inst.log_text()
+        );
+        assert_eq!(inst.continuous_states().1, x);
+        assert_eq!(inst.set_continuous_states(&x[1..]), ERROR);
+        assert_eq!(inst.set_time(f64::INFINITY), ERROR);
+        let mut short = vec![0.0; n.saturating_sub(1)];
+        let s = unsafe { (fmu.api.get_derivatives)(inst.c, short.as_mut_ptr(), short.len()) };
+        assert_eq!(s, ERROR);
+        // A Co-Simulation state is no Model Exchange state.
+        let cs = fmu.instantiate("cs");
+        cs.initialize(0.0, None, &[]);
+        let (_, state) = cs.get_state();
+        assert_eq!(inst.set_state(&state), ERROR, "{name}");
+        assert!(
+            inst.log_text().contains("Co-Simulation"),
+            "{name}: {}",
+            inst.log_text()
+        );
+        cs.free_state(state);
+        assert_eq!(inst.terminate(), OK);
+    }
+}
+
+/// Get/set and serialized FMU state in Model Exchange: a rollback repeats the derivatives and
+/// outputs bit for bit.
+#[test]
+fn model_exchange_states_roll_back_bit_for_bit() {
+    for fmu in Fmu::all() {
+        let name = &fmu.md.model_name;
+        let sc = scenarios(name).remove(0);
+        let names = real_outputs(&fmu);
+        let inst = fmu.instantiate_me("rollback");
+        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+        sc.set_parameters(&inst);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        sc.set_inputs(&inst, 0.0);
+        assert_eq!(inst.exit_initialization_mode(), OK);
+        assert_eq!(inst.event_iteration().0, OK);
+        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        let (_, x) = inst.continuous_states();
+        let (_, state) = inst.get_state();
+        let bytes = inst.serialize(&state).expect("serialize");
+        let look = |inst: &Instance| {
+            let mut v = inst.derivatives().1;
+            v.extend(outputs(inst, &names));
+            v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>()
+        };
+        let first = look(&inst);
+        let moved: Vec<f64> = x.iter().map(|v| v + 0.5).collect();
+        sc.set_inputs(&inst, sc.stop / 2.0);
+        assert_eq!(inst.set_time(0.3), OK);
+        assert_eq!(inst.set_continuous_states(&moved), OK);
+        assert_eq!(inst.set_state(&state), OK);
+        assert_eq!(look(&inst), first, "{name}: rollback");
+        let other = fmu.instantiate_me("deserialized");
+        let (s, back) = other.deserialize(&bytes);
+        assert_eq!(s, OK);
+        assert_eq!(other.set_state(&back), OK);
+        assert_eq!(look(&other), first, "{name}: deserialized");
+        inst.free_state(state);
+        other.free_state(back);
+    }
+}
+
+/// The CVT's sheave pushed onto its upper stop, held, released when the force reverses and
+/// thrown onto the lower stop (`tests/tests/cvt.rs`): the inelastic stops reset the sheave's
+/// speed (valuesOfContinuousStatesChanged), and the ME run has the Co-Simulation run's events
+/// and outputs.
+#[test]
+fn cvt_sheave_stops_are_the_same_events_in_model_exchange() {
+    let fmu = Fmu::load("CVT");
+    let probe = fmu.instantiate("probe");
+    probe.initialize(0.0, None, &[]);
+    let f_bal = -40.0 * probe.real("ds1_ds2");
+    let row = |t: f64, f2: f64| vec![t, 0.0, 0.0, 40.0, f2];
+    let sc = Scenario {
+        dir: PathBuf::from("(CVT stops)"),
+        names: ["tau_1", "tau_2", "F_1", "F_2"].map(String::from).to_vec(),
+        rows: vec![
+            row(0.0, f_bal + 10.0),
+            row(0.3, f_bal + 10.0),
+            row(0.3, f_bal - 10.0),
+            row(0.6, f_bal - 10.0),
+        ],
+        params: vec![],
+        stop: 0.6,
+        step: 1e-3,
+    };
+    let names = real_outputs(&fmu);
+    let (cs, cs_events) = co_simulation(&fmu, &sc, &names);
+    let (me, me_events) = model_exchange(&fmu, &sc, &names);
+    assert_eq!(cs_events.len(), 3, "{cs_events:?}");
+    assert_eq!(me_events.len(), 3, "{me_events:?}");
+    for (a, b) in cs_events.iter().zip(&me_events) {
+        assert!((a - b).abs() < 1e-7, "{cs_events:?} vs {me_events:?}");
+    }
+    let j = names.iter().position(|n| n == "energy_impact").unwrap();
+    let (a, b) = (cs.last().unwrap()[j], me.last().unwrap()[j]);
+    eprintln!("CVT stops: events {me_events:?}, energy_impact CS {a} ME {b}");
+    assert!(a > 0.0 && (a - b).abs() < 1e-6 * a, "{a} vs {b}");
+}
