@@ -422,8 +422,9 @@ fn random_call_sequences_always_return_a_status() {
     passed(
         "random_call_sequences_always_return_a_status",
         format!(
-            "random call sequences of {SEQUENCE} calls with random values: seeds 1 to 20, then \
-             fresh seeds for {budget} s, on every FMU"
+            "random call sequences of {SEQUENCE} calls of the CS and ME APIs on CS and ME \
+             instances, with random values: seeds 1 to 20, then fresh seeds for {budget} s, on \
+             every FMU"
         ),
     );
 }
@@ -446,15 +447,27 @@ fn observable(inst: &Instance) -> Vec<(c_int, u64)> {
         .collect()
 }
 
-/// One random call sequence of every kind of call of the FMI 2.0 CS API, with random values
-/// and random value references. Every call must return a status, no call may take more than
-/// 10 s (a hang), and a call that returns fmi2Error must change no value a getter can see.
+/// A Co-Simulation or a Model Exchange instance, as the fuzzer draws it.
+fn fuzz_instance<'a>(fmu: &'a Fmu, rng: &mut Rng) -> Instance<'a> {
+    if rng.below(2) == 0 {
+        fmu.instantiate("fuzz")
+    } else {
+        fmu.instantiate_me("fuzz")
+    }
+}
+
+/// One random call sequence of every kind of call of the FMI 2.0 CS and ME APIs, on CS and ME
+/// instances, with random values and random value references. Every call must return a
+/// status, no call may take more than 10 s (a hang), and a call that returns fmi2Error must
+/// change no value a getter can see.
 fn random_sequence(fmu: &Fmu, seed: u64) {
     let allowed = [OK, WARNING, DISCARD, ERROR];
     let name = &fmu.md.model_name;
     let n_vars = fmu.md.model_variables.len() as u64;
     let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
-    let mut inst = fmu.instantiate("fuzz");
+    let mut inst = fuzz_instance(fmu, &mut rng);
+    let n_states = fmu.states();
+    let n_indicators = fmu.md.number_of_event_indicators;
     let mut t = 0.0;
     let mut states = Vec::new();
     let categories = [
@@ -469,7 +482,7 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
         let vrs = [rng.below(n_vars + 2) as u32, rng.below(n_vars + 2) as u32];
         let c = inst.c;
         let api = &fmu.api;
-        let kind = rng.below(28);
+        let kind = rng.below(37);
         let status = match kind {
             0 => inst.setup_experiment(Some(1e-6), 0.0, None),
             1 => inst.enter_initialization_mode(),
@@ -599,12 +612,54 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
                     )
                 }
             }
+            // Model Exchange calls (refused on a CS instance).
+            27 => {
+                let time = [t + 1e-3, t, f64::NAN, -1.0][rng.below(4) as usize];
+                inst.set_time(time)
+            }
+            28 | 29 => {
+                // The current states moved a little, now and then a wrong length or a NaN.
+                let (_, mut x) = inst.continuous_states();
+                for v in x.iter_mut() {
+                    *v += 1e-3 * rng.value().clamp(-1.0, 1.0);
+                }
+                match rng.below(6) {
+                    0 => x.push(0.0),
+                    1 if !x.is_empty() => x[0] = f64::NAN,
+                    _ => {}
+                }
+                inst.set_continuous_states(&x)
+            }
+            30 => {
+                // A getter of states, derivatives, indicators or nominals, sometimes too short.
+                let which = rng.below(4);
+                let n = if which == 2 { n_indicators } else { n_states };
+                let n = n.saturating_sub(rng.below(2) as usize);
+                let mut v = vec![0.0; n];
+                let f = [
+                    api.get_continuous_states,
+                    api.get_derivatives,
+                    api.get_event_indicators,
+                    api.get_nominals_of_continuous_states,
+                ][which as usize];
+                unsafe { f(c, v.as_mut_ptr(), n) }
+            }
+            31 => inst.enter_event_mode(),
+            32 | 33 => {
+                if rng.below(8) == 0 {
+                    unsafe { (api.new_discrete_states)(c, std::ptr::null_mut()) }
+                } else {
+                    inst.new_discrete_states().0
+                }
+            }
+            34 => inst.enter_continuous_time_mode(),
+            35 => inst.completed_integrator_step().0,
             _ => {
                 // Free the instance mid-sequence (its states first) and go on with a new one.
                 for st in states.drain(..) {
                     inst.free_state(st);
                 }
-                inst = fmu.instantiate("fuzz");
+                inst = fuzz_instance(fmu, &mut rng);
                 t = 0.0;
                 continue;
             }
@@ -702,6 +757,15 @@ fn instances_and_states_free_all_their_memory() {
             for _ in 0..n {
                 let inst = started(&fmu);
                 assert_eq!(inst.do_step(0.0, 0.01), OK);
+                // And a Model Exchange instance through its modes.
+                let me = fmu.instantiate_me("abuse me");
+                me.initialize(0.0, Some(10.0), &[]);
+                assert_eq!(me.event_iteration().0, OK);
+                assert_eq!(me.enter_continuous_time_mode(), OK);
+                assert_eq!(me.derivatives().0, OK);
+                let (_, s) = me.get_state();
+                assert_eq!(me.free_state(s), OK);
+                drop(me);
                 let (_, s) = inst.get_state();
                 let bytes = inst.serialize(&s).expect("serialize");
                 let (status, back) = inst.deserialize(&bytes);
@@ -728,7 +792,7 @@ fn instances_and_states_free_all_their_memory() {
         drop(live);
         eprintln!("{name}: {per:.0} bytes of heap per live instance");
     }
-    passed(test, "1010 instances created, stepped, snapshotted, serialized and freed: the heap in use (glibc's mallinfo2, which sees the FMU's allocations) grows by less than 4 KiB".into());
+    passed(test, "1010 Co-Simulation and 1010 Model Exchange instances created, run, snapshotted, serialized and freed: the heap in use (glibc's mallinfo2, which sees the FMU's allocations) grows by less than 4 KiB".into());
 }
 
 /// Steps k in `steps` (t = k ms) with inputs of variant `i`, and returns every Real output

@@ -1016,7 +1016,10 @@ mod tests {
     #[test]
     fn a_panic_becomes_fatal_and_the_instance_then_refuses_calls() {
         let logger = Logger::new(None, std::ptr::null_mut(), "p", false);
-        let c = Box::into_raw(Box::new(Instance::<Ball>::new(logger, Interface::CoSimulation))) as *mut c_void;
+        let c = Box::into_raw(Box::new(Instance::<Ball>::new(
+            logger,
+            Interface::CoSimulation,
+        ))) as *mut c_void;
         unsafe {
             let status = call::<Ball>(c, "fmi2Test", allowed::ANY_BUT_FATAL, |_| panic!("boom"));
             assert_eq!(status, FATAL);
