@@ -438,6 +438,20 @@ fn model_exchange_runs_every_scenario_as_co_simulation_does() {
     }
 }
 
+/// A Model Exchange instance of the scenario, initialized with its inputs at t = 0, in
+/// Continuous-Time Mode.
+fn continuous_time_mode<'a>(fmu: &'a Fmu, sc: &Scenario, name: &str) -> Instance<'a> {
+    let inst = fmu.instantiate_me(name);
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    sc.set_inputs(&inst, 0.0);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    assert_eq!(inst.event_iteration().0, OK);
+    assert_eq!(inst.enter_continuous_time_mode(), OK);
+    inst
+}
+
 /// The continuous states are the variables the ModelStructure's Derivatives point at, in that
 /// order, and fmi2GetDerivatives gives the derivative variables' values.
 #[test]
@@ -445,14 +459,7 @@ fn states_and_derivatives_follow_the_model_structure() {
     for fmu in Fmu::all() {
         let name = &fmu.md.model_name;
         let sc = scenarios(name).remove(0);
-        let inst = fmu.instantiate_me("structure");
-        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
-        sc.set_parameters(&inst);
-        assert_eq!(inst.enter_initialization_mode(), OK);
-        sc.set_inputs(&inst, 0.0);
-        assert_eq!(inst.exit_initialization_mode(), OK);
-        assert_eq!(inst.event_iteration().0, OK);
-        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        let inst = continuous_time_mode(&fmu, &sc, "structure");
         let vars = &fmu.md.model_variables;
         let derivatives: Vec<&str> = fmu
             .md
@@ -573,14 +580,7 @@ fn model_exchange_states_roll_back_bit_for_bit() {
         let name = &fmu.md.model_name;
         let sc = scenarios(name).remove(0);
         let names = real_outputs(&fmu);
-        let inst = fmu.instantiate_me("rollback");
-        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
-        sc.set_parameters(&inst);
-        assert_eq!(inst.enter_initialization_mode(), OK);
-        sc.set_inputs(&inst, 0.0);
-        assert_eq!(inst.exit_initialization_mode(), OK);
-        assert_eq!(inst.event_iteration().0, OK);
-        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        let inst = continuous_time_mode(&fmu, &sc, "rollback");
         let (_, x) = inst.continuous_states();
         let (_, state) = inst.get_state();
         let bytes = inst.serialize(&state).expect("serialize");
