@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from generate import write_csv, write_opt  # noqa: E402
+from generate import rk4, write_csv, write_opt  # noqa: E402
 
 TWO_PI = 2.0 * math.pi
 
@@ -323,14 +323,6 @@ def sign_check(p, tau=10.0, t_end=0.02, n=200):
         T_u, T_l = tensions(x[0], x[1])
         mu, ml = max(mu, T_u), max(ml, T_l)
     return mu, ml
-
-
-def rk4(f, x, t, dt):
-    k1 = f(t, x)
-    k2 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k1)])
-    k3 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k2)])
-    k4 = f(t + dt, [a + dt * b for a, b in zip(x, k3)])
-    return [a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4)]
 
 
 # ------------------------------------------------------------------------------------------------
