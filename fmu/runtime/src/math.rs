@@ -6,7 +6,7 @@
 //! continue as it would have. These come from the `libm` crate (Rust's port of musl's libm),
 //! compiled into the FMU, so every platform computes the same numbers.
 
-pub use libm::{acos, asin, atan2, cos, sin, tanh};
+pub use libm::{acos, asin, atan2, cos, pow, sin, tanh};
 
 /// `(sin x, cos x)`.
 pub fn sin_cos(x: f64) -> (f64, f64) {
