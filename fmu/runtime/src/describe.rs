@@ -282,7 +282,7 @@ td,th{{border:1px solid #999;padding:2px 6px}} pre{{background:#f4f4f4;padding:6
 <tr><th>Name</th><th>Value reference</th><th>Causality</th><th>Unit</th><th>Start</th><th>Valid range</th><th>Description</th></tr>
 {rows}</table>
 <h2>Simulation</h2>
-<p>FMI 2.0 Co-Simulation. Internal integration with diffsol's {solver}, with error control at the
+<p>FMI 2.0 Co-Simulation. Internal integration with {solver}, with error control at the
 relative tolerance given to <code>fmi2SetupExperiment</code>
 (default {tol:e}); state events are located inside the communication step.
 Variable communication steps, first-order input derivatives
@@ -298,8 +298,8 @@ No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
 </html>
 "#,
         name = M::NAME,
-        solver = "Tsit45 (explicit Runge-Kutta 5(4)), or BDF (implicit, variable order) while \
-                  the parameters make the model stiff",
+        solver = "Tsitouras' explicit Runge-Kutta 5(4) pair, or diffsol's BDF (implicit, variable \
+                  order) while the parameters make the model stiff",
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,

@@ -1,28 +1,28 @@
 //! Integration over one communication step, with state and time events located inside it.
 //!
-//! Each instance keeps one diffsol problem and one Tsit45 solver (explicit Runge-Kutta 5(4)
-//! with error control) for its whole life: a step costs the Runge-Kutta stages, not the building
-//! of a solver, and allocates nothing. While the model reports itself stiff, a segment is
-//! integrated with diffsol's BDF instead, built on the same problem for that segment.
+//! Non-stiff segments are integrated with Tsitouras' explicit Runge-Kutta 5(4) pair
+//! ([`crate::tsit5`]): one instance of it lives as long as the integrator, its buffers sized
+//! once, so a step costs the stages and allocates nothing. While the model reports itself
+//! stiff, a segment is integrated with diffsol's BDF instead, built for that segment.
 //!
-//! What carries over from one segment to the next is the step size the solver proposed last
+//! What carries over from one segment to the next is the step size the method proposed last
 //! (`h`): every segment starts from the model's states, with the derivative evaluated afresh
 //! (inputs may jump at a communication point), so that `h`, the model's variables and the input
 //! ramps are the whole integrator state, and an FMU state that holds them reproduces a step bit
-//! for bit. (The step-size controller is diffsol's integral one, which remembers no earlier
-//! error.)
+//! for bit. (The step-size controller is an integral one, which remembers no earlier error.)
 //!
-//! A zero crossing of an event indicator is located by diffsol's root finder (Illinois-modified
-//! secant on the dense output, to a few hundred ulp of the time, as tested). The solver then
-//! steps again from the start of that step, with the crossing as its stop time, so the states
-//! at the event have the accuracy of a step end rather than of the dense output. The model's
-//! event update is repeated until no mode changes, and the integration goes on from there.
+//! A zero crossing of an event indicator is located on the dense output (Illinois-modified
+//! secant, to a few hundred ulp of the time, as tested). The method then steps again from the
+//! start of that step, with the crossing as its stop time, so the states at the event have the
+//! accuracy of a step end rather than of the dense output. The model's event update is repeated
+//! until no mode changes, and the integration goes on from there.
 
 use crate::model::{Invalid, Model};
+use crate::tsit5::{self, Stepped, Tsit5};
 use diffsol::error::DiffsolError;
 use diffsol::{
-    ExplicitRk, NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, NonLinearOp, OdeBuilder,
-    OdeEquationsImplicit, OdeSolverMethod, OdeSolverProblem, OdeSolverStopReason, Vector,
+    NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, OdeBuilder, OdeEquationsImplicit,
+    OdeSolverMethod, OdeSolverProblem, OdeSolverStopReason, Vector,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -30,7 +30,7 @@ use std::rc::Rc;
 /// How many event updates in a row may change a mode before the event is declared chattering.
 pub const MAX_EVENT_ITERATIONS: usize = 100;
 
-/// Internal solver steps one segment may take before the step fails.
+/// Internal steps one segment may take before the step fails.
 pub const MAX_INTERNAL_STEPS: usize = 100_000;
 
 /// Zero crossings one step may hold before the model is declared chattering.
@@ -101,9 +101,9 @@ impl<M> Inputs<M> {
     }
 }
 
-/// What the problem's closures evaluate: a working copy of the model and the step's inputs.
+/// What the integrators evaluate: a working copy of the model and the step's inputs.
 ///
-/// The solver integrates each angle state (see [`Model::ANGLE_STATES`]) as its increment from
+/// The integrators integrate each angle state (see [`Model::ANGLE_STATES`]) as its increment from
 /// the segment's start, `offset`: its error is then controlled relative to the distance
 /// travelled, not to an angle that grows without bound (at 1200 rad and a tolerance of 1e-8,
 /// 1.2e-5 rad per step would pass, and a crank's speed paid for it).
@@ -151,14 +151,47 @@ enum SegmentEnd {
 /// A mode-changing test of a zero crossing: time and states there.
 type ChangesMode<'a> = dyn FnMut(f64, &[f64]) -> bool + 'a;
 
+/// Whether the event at `t`, states `x` (the solver's), changes a mode of `model`. An indicator
+/// that merely touches zero (a root is reported wherever one is exactly 0) changes none: the
+/// event is tried on a copy of the model.
+fn changes_mode<M: Model>(model: &M, c: &mut Context<M>, t: f64, x: &[f64]) -> bool {
+    let mut probe = model.clone();
+    let Context {
+        full,
+        offset,
+        inputs,
+        ..
+    } = c;
+    for ((f, x), o) in full.iter_mut().zip(x).zip(offset.iter()) {
+        *f = x + o;
+    }
+    probe.set_states(full);
+    inputs.apply(&mut probe, t);
+    !matches!(event_iteration(&mut probe, t), Ok(0))
+}
+
+impl<M: Model> tsit5::System for Context<M> {
+    fn derivatives(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        self.at(y, t).derivatives(t, dy)
+    }
+
+    fn indicators(&mut self, t: f64, y: &[f64], g: &mut [f64]) {
+        self.at(y, t).event_indicators(t, g)
+    }
+}
+
 /// The integrator of one instance.
 pub struct Integrator<M: Model> {
     context: Rc<RefCell<Context<M>>>,
-    /// None for a model without continuous states.
-    solver: Option<Box<dyn Segment>>,
+    /// The explicit method, for non-stiff segments.
+    rk: Tsit5,
+    /// BDF on a diffsol problem built per segment, for stiff ones.
+    bdf: Box<dyn Stiff>,
     rtol: f64,
     /// The states, between the solver and the model.
     x: Vec<f64>,
+    /// The dense-output states at a crossing, should landing on it fail.
+    fallback: Vec<f64>,
 }
 
 impl<M: Model> Integrator<M> {
@@ -172,16 +205,15 @@ impl<M: Model> Integrator<M> {
             offset: vec![0.0; M::STATES],
             full: vec![0.0; M::STATES],
         }));
-        let solver = if M::STATES == 0 {
-            None
-        } else {
-            Some(solver(context.clone(), rtol).map_err(|e| e.to_string())?)
-        };
+        let shared = context.clone();
+        let rebuild: Rebuild<_> = Box::new(move |t0, h0| problem(shared.clone(), rtol, t0, h0));
         Ok(Integrator {
             context,
-            solver,
+            rk: Tsit5::new(M::STATES, M::EVENT_INDICATORS, rtol, rtol * ATOL_PER_RTOL),
+            bdf: Box::new(Bdf { rebuild }),
             rtol,
             x: vec![0.0; M::STATES],
+            fallback: vec![0.0; M::STATES],
         })
     }
 
@@ -281,16 +313,13 @@ impl<M: Model> Integrator<M> {
         h: &mut f64,
         restart: bool,
     ) -> Result<SegmentEnd, StepError> {
-        let Some(solver) = self.solver.as_mut() else {
-            return Ok(SegmentEnd::Reached);
-        };
-        if t1 - t0 <= time_epsilon(t1) {
+        if M::STATES == 0 || t1 - t0 <= time_epsilon(t1) {
             // Nothing to integrate, but event indicators may still change sign with the inputs.
             return Ok(SegmentEnd::Reached);
         }
         model.get_states(&mut self.x);
         {
-            // The closures see the model's parameters, modes and inputs as they are now.
+            // The integrators see the model's parameters, modes and inputs as they are now.
             let mut c = self.context.borrow_mut();
             c.model.clone_from(model);
             c.offset.fill(0.0);
@@ -300,26 +329,26 @@ impl<M: Model> Integrator<M> {
             c.solver_states(&mut self.x);
         }
         let stiff = model.stiff();
-        let context = &self.context;
-        // An indicator that merely touches zero (diffsol reports a root wherever one is exactly
-        // 0) changes no mode: the event is tried on a copy of the model first.
-        let mut changes_mode = |tr: f64, x: &[f64]| {
-            let mut probe = model.clone();
-            let mut c = context.borrow_mut();
-            c.full.copy_from_slice(x);
-            let Context { full, offset, .. } = &mut *c;
-            for (f, o) in full.iter_mut().zip(offset.iter()) {
-                *f += o;
-            }
-            probe.set_states(&c.full);
-            c.inputs.apply(&mut probe, tr);
-            !matches!(event_iteration(&mut probe, tr), Ok(0))
-        };
-        // Should diffsol panic (it unwraps some internal errors), that is a failed step, not a
-        // broken instance: fmi2Error, and a rollback with fmi2SetFMUstate or a reset recovers.
-        let x = &mut self.x;
+        let probe: &M = model;
+        let (x, context) = (&mut self.x, &self.context);
+        // Should diffsol panic (it unwraps some internal errors), or the model, that is a
+        // failed step, not a broken instance: fmi2Error, and a rollback with fmi2SetFMUstate or
+        // a reset recovers.
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            solver.run(t0, t1, x, h, How { stiff, restart }, &mut changes_mode)
+            if stiff {
+                let mut changes =
+                    |t: f64, x: &[f64]| changes_mode(probe, &mut context.borrow_mut(), t, x);
+                self.bdf.run(t0, t1, x, h, &mut changes)
+            } else {
+                Explicit {
+                    rk: &mut self.rk,
+                    c: &mut context.borrow_mut(),
+                    model: probe,
+                    fallback: &mut self.fallback,
+                    steps: 0,
+                }
+                .run(t0, t1, x, h, restart)
+            }
         }));
         let end = run.unwrap_or_else(|panic| {
             let what = panic
@@ -336,17 +365,6 @@ impl<M: Model> Integrator<M> {
         model.set_states(&self.x);
         Ok(end)
     }
-}
-
-/// Builds the diffsol problem whose closures evaluate the model in `context`, and its solver.
-fn solver<M: Model>(
-    context: Rc<RefCell<Context<M>>>,
-    rtol: f64,
-) -> Result<Box<dyn Segment>, DiffsolError> {
-    let kept = problem(context.clone(), rtol, 0.0, 1.0)?;
-    // BDF gets a problem of its own per segment, starting there (see `Diffsol::implicit`).
-    let rebuild = Box::new(move |t0: f64, h0: f64| problem(context.clone(), rtol, t0, h0));
-    Ok(Box::new(Diffsol::new(kept, rebuild)?))
 }
 
 /// The problem starting at `t0` (with step `h0`) from the states of the context's model.
@@ -414,8 +432,8 @@ fn problem<M: Model>(
         .build()
 }
 
-/// Integration of one segment, whatever the problem's closure types.
-trait Segment {
+/// Integration of a stiff segment, whatever the problem's closure types.
+trait Stiff {
     /// From `t0` with states `x` toward `t1`; `x` ends as the states at the segment's end, `h`
     /// as the step size to try next.
     fn run(
@@ -424,344 +442,35 @@ trait Segment {
         t1: f64,
         x: &mut [f64],
         h: &mut f64,
-        how: How,
         changes_mode: &mut ChangesMode,
     ) -> Result<SegmentEnd, StepError>;
 }
 
-/// How a segment is integrated.
-#[derive(Debug, Clone, Copy)]
-struct How {
-    /// With BDF rather than Tsit45.
-    stiff: bool,
-    /// With a first step estimated afresh (after a mode change) rather than the one learned.
-    restart: bool,
-}
-
 type Vec64 = NalgebraVec<f64>;
 
-/// A start of step to go back to: time, states, derivative, trial step.
-struct Start {
-    t: f64,
-    y: Vec64,
-    dy: Vec64,
-}
+type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
 
-/// A diffsol problem with its Tsit45 solver, kept for the life of an instance.
-struct Diffsol<Eqn>
+/// diffsol's BDF, on a problem that starts where the segment does.
+struct Bdf<Eqn>
 where
     Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
         + 'static,
 {
-    // Declared before `problem` so that it is dropped first: it borrows the problem.
-    rk: ExplicitRk<'static, Eqn>,
-    /// Boxed so that its address stays put while `rk` borrows it; never moved out or changed.
-    problem: Box<OdeSolverProblem<Eqn>>,
-    start: Start,
-    /// Dense-output values.
-    buffer: Vec64,
-    /// The dense-output states at a crossing, should landing on it fail.
-    fallback: Vec<f64>,
-    /// A problem starting at a given time and step, for a BDF segment.
+    /// A problem starting at a given time and step.
     rebuild: Rebuild<Eqn>,
 }
-
-type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
 
 fn error_at(t: f64) -> impl Fn(DiffsolError) -> StepError {
     move |e| StepError::Solver(t, e.to_string())
 }
 
-impl<Eqn> Diffsol<Eqn>
+impl<Eqn> Stiff for Bdf<Eqn>
 where
     Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
         + 'static,
 {
-    fn new(problem: OdeSolverProblem<Eqn>, rebuild: Rebuild<Eqn>) -> Result<Self, DiffsolError> {
-        let problem = Box::new(problem);
-        // SAFETY: the problem lives on the heap, owned by this struct, and is never moved out,
-        // replaced or mutated while the solver exists; the solver is dropped before it (field
-        // order) and the reference never leaves this struct.
-        let shared: &'static OdeSolverProblem<Eqn> =
-            unsafe { &*(problem.as_ref() as *const OdeSolverProblem<Eqn>) };
-        let rk = shared.tsit45()?;
-        let y = rk.state().y.clone();
-        Ok(Diffsol {
-            start: Start {
-                t: 0.0,
-                y: y.clone(),
-                dy: y.clone(),
-            },
-            fallback: vec![0.0; y.len()],
-            rebuild,
-            buffer: y,
-            rk,
-            problem,
-        })
-    }
-
-    /// Puts the solver at `t` with states `x`, the derivative evaluated there, and step `h`.
-    fn set(&mut self, t: f64, x: &[f64], h: f64) {
-        let state = self.rk.state_mut();
-        for (i, v) in x.iter().enumerate() {
-            state.y.set_index(i, *v);
-        }
-        *state.t = t;
-        *state.h = h;
-        self.problem.eqn.rhs().call_inplace(state.y, t, state.dy);
-    }
-
-    /// The first-step estimate of Hairer, Norsett and Wanner (Solving ODEs I, II.4), as diffsol
-    /// computes it, but in the solver's own buffers: from the states and derivative set at `t`.
-    fn first_step(&mut self, t: f64) -> f64 {
-        let (rtol, atol) = (self.problem.rtol, self.problem.atol.get_index(0));
-        let state = self.rk.state();
-        let n = state.y.len();
-        let weight = |i: usize| atol + rtol * state.y.get_index(i).abs();
-        let norm = |v: &dyn Fn(usize) -> f64| {
-            ((0..n).map(|i| (v(i) / weight(i)).powi(2)).sum::<f64>() / n as f64).sqrt()
-        };
-        let d0 = norm(&|i| state.y.get_index(i));
-        let d1 = norm(&|i| state.dy.get_index(i));
-        let h0 = if d0 < 1e-5 || d1 < 1e-5 {
-            1e-6
-        } else {
-            0.01 * d0 / d1
-        };
-        // An explicit Euler step of h0, and the derivative there.
-        for i in 0..n {
-            self.buffer
-                .set_index(i, state.y.get_index(i) + h0 * state.dy.get_index(i));
-        }
-        self.problem
-            .eqn
-            .rhs()
-            .call_inplace(&self.buffer, t + h0, &mut self.start.dy);
-        let state = self.rk.state();
-        let d2 = norm(&|i| self.start.dy.get_index(i) - state.dy.get_index(i)) / h0;
-        let largest = d1.max(d2);
-        let h1 = if largest <= 1e-15 {
-            (h0 * 1e-3).max(1e-6)
-        } else {
-            (0.01 / largest).powf(1.0 / (self.rk.order() as f64 + 1.0))
-        };
-        (100.0 * h0).min(h1)
-    }
-
-    /// Remembers the start of the step about to be taken.
-    fn remember(&mut self) {
-        let state = self.rk.state();
-        self.start.t = state.t;
-        self.start.y.copy_from(state.y);
-        self.start.dy.copy_from(state.dy);
-    }
-
-    /// Goes back to the remembered start, to step to `t` exactly.
-    fn back_to_start(&mut self, t: f64) -> Result<(), DiffsolError> {
-        let state = self.rk.state_mut();
-        state.y.copy_from(&self.start.y);
-        state.dy.copy_from(&self.start.dy);
-        *state.t = self.start.t;
-        *state.h = t - self.start.t;
-        self.rk.set_stop_time(t)
-    }
-
-    fn states_out(&self, x: &mut [f64]) -> Result<(), StepError> {
-        let state = self.rk.state();
-        for (i, v) in x.iter_mut().enumerate() {
-            *v = state.y.get_index(i);
-            if !v.is_finite() {
-                return Err(StepError::Solver(
-                    state.t,
-                    "the states are no longer finite numbers: are the inputs sensible?".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn interpolated(&mut self, t: f64, x: &mut [f64]) -> Result<(), StepError> {
-        self.rk
-            .interpolate_inplace(t, &mut self.buffer)
-            .map_err(error_at(t))?;
-        for (i, v) in x.iter_mut().enumerate() {
-            *v = self.buffer.get_index(i);
-        }
-        Ok(())
-    }
-
-    /// One accepted step, with the limit on their number per segment.
-    fn step(&mut self, steps: &mut usize) -> Result<OdeSolverStopReason<f64>, StepError> {
-        *steps += 1;
-        if *steps > MAX_INTERNAL_STEPS {
-            // Inputs far outside what the model is made for (1e300 N.m, say) would make the
-            // step take forever: give up with a reason instead of hanging the master.
-            return Err(StepError::Solver(
-                self.rk.state().t,
-                format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
-            ));
-        }
-        self.remember();
-        let reason = self.rk.step().map_err(error_at(self.start.t))?;
-        let y = self.rk.state().y;
-        if (0..y.len()).any(|i| !y.get_index(i).is_finite()) {
-            return Err(StepError::Solver(
-                self.rk.state().t,
-                "the states are no longer finite numbers: are the inputs sensible?".into(),
-            ));
-        }
-        Ok(reason)
-    }
-
-    fn explicit(
-        &mut self,
-        t0: f64,
-        t1: f64,
-        x: &mut [f64],
-        h: &mut f64,
-        restart: bool,
-        changes_mode: &mut ChangesMode,
-    ) -> Result<SegmentEnd, StepError> {
-        self.set(t0, x, *h);
-        if restart {
-            *h = self.first_step(t0).min(*h);
-            *self.rk.state_mut().h = *h;
-        }
-        // A stop time left from landing on an event would stop this segment at its start; one
-        // beyond any time replaces it (diffsol has no way to clear it).
-        self.rk.set_stop_time(f64::MAX).map_err(error_at(t0))?;
-        let mut steps = 0;
-        loop {
-            // diffsol's proposal for the next step, before a stop time cuts it: what the next
-            // segment starts from. The stop time is set only for the step that would pass it.
-            let (t, proposal) = (self.rk.state().t, self.rk.state().h);
-            *h = proposal;
-            if t + proposal > t1 - time_epsilon(t1) && self.rk.set_stop_time(t1).is_err() {
-                // At the end already (a touch of an indicator there stopped the last step).
-                self.states_out(x)?;
-                return Ok(SegmentEnd::Reached);
-            }
-            let reason = self.step(&mut steps)?;
-            let (t, proposed) = (self.rk.state().t, self.rk.state().h);
-            match reason {
-                OdeSolverStopReason::InternalTimestep => continue,
-                OdeSolverStopReason::TstopReached => {
-                    // A final step much shorter than proposed says little about the next one.
-                    if t - self.start.t >= 0.5 * proposal {
-                        *h = proposed;
-                    }
-                    self.states_out(x)?;
-                    return Ok(SegmentEnd::Reached);
-                }
-                OdeSolverStopReason::RootFound(tr, _) => {
-                    *h = proposed;
-                    self.interpolated(tr, x)?;
-                    if changes_mode(tr, x) {
-                        self.fallback.copy_from_slice(x);
-                        if let Some(t) = self.land(tr, x, &mut steps, changes_mode)? {
-                            return Ok(SegmentEnd::Root(t));
-                        }
-                        // No step end was found across the crossing: the dense output there.
-                        x.copy_from_slice(&self.fallback);
-                        return Ok(SegmentEnd::Root(tr));
-                    }
-                    // A touch that changes no mode: go on. diffsol's root finder keeps the time
-                    // of its last point but the indicator values at this step's end, and a later
-                    // secant could then ask for a time outside the step (diffsol panics).
-                    // Marking the state as changed makes diffsol restart the root finder here.
-                    let _ = self.rk.state_mut();
-                    if t1 - t <= time_epsilon(t1) {
-                        self.states_out(x)?;
-                        return Ok(SegmentEnd::Reached);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Steps again from the start of the step that holds the crossing at `tr`, with `tr` as the
-    /// stop time: the states at the event are a step end, not the dense output.
-    fn land(
-        &mut self,
-        mut tr: f64,
-        x: &mut [f64],
-        steps: &mut usize,
-        changes_mode: &mut ChangesMode,
-    ) -> Result<Option<f64>, StepError> {
-        loop {
-            if tr - self.start.t <= time_epsilon(tr) || self.back_to_start(tr).is_err() {
-                // The crossing is at the start of the step.
-                for (i, v) in x.iter_mut().enumerate() {
-                    *v = self.start.y.get_index(i);
-                }
-                return Ok(changes_mode(self.start.t, x).then_some(self.start.t));
-            }
-            loop {
-                match self.step(steps)? {
-                    OdeSolverStopReason::InternalTimestep => continue,
-                    OdeSolverStopReason::TstopReached => {
-                        return self.past_the_crossing(x, steps, changes_mode);
-                    }
-                    OdeSolverStopReason::RootFound(t2, _) => {
-                        let t = self.rk.state().t;
-                        if t - t2 <= 10.0 * time_epsilon(t) {
-                            // Found again where this step ends: the event is here.
-                            return self.past_the_crossing(x, steps, changes_mode);
-                        }
-                        self.interpolated(t2, x)?;
-                        if changes_mode(t2, x) {
-                            // The shorter step sees the crossing a little earlier.
-                            tr = t2;
-                            break;
-                        }
-                        let _ = self.rk.state_mut();
-                        if tr - t <= time_epsilon(tr) || self.rk.set_stop_time(tr).is_err() {
-                            return self.past_the_crossing(x, steps, changes_mode);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl<Eqn> Diffsol<Eqn>
-where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
-{
-    /// The solver has landed on a crossing: the event is at this step end, unless rounding left
-    /// the states just short of it (the indicator a hair from zero on the near side). Then tiny
-    /// steps, growing from 200 ulp of the time, carry them across.
-    fn past_the_crossing(
-        &mut self,
-        x: &mut [f64],
-        steps: &mut usize,
-        changes_mode: &mut ChangesMode,
-    ) -> Result<Option<f64>, StepError> {
-        let mut t = self.rk.state().t;
-        self.states_out(x)?;
-        // diffsol takes stop times from about 100 ulp of the time on.
-        let mut delta = 200.0 * f64::EPSILON * t.abs().max(1.0);
-        for _ in 0..20 {
-            if changes_mode(t, x) {
-                return Ok(Some(t));
-            }
-            *self.rk.state_mut().h = delta;
-            delta *= 2.0;
-            // A stop time within diffsol's rounding of the current time is refused: further.
-            if self.rk.set_stop_time(t + delta / 2.0).is_err() {
-                continue;
-            }
-            while let OdeSolverStopReason::InternalTimestep = self.step(steps)? {}
-            t = self.rk.state().t;
-            self.states_out(x)?;
-        }
-        Ok(None)
-    }
-
-    /// A stiff segment with a BDF solver built for it on the same problem (it allocates).
-    fn implicit(
+    /// A stiff segment with a BDF solver built for it (it allocates).
+    fn run(
         &mut self,
         t0: f64,
         t1: f64,
@@ -825,28 +534,176 @@ where
     }
 }
 
-impl<Eqn> Segment for Diffsol<Eqn>
-where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
-{
+/// The states are no longer finite numbers.
+fn not_finite(t: f64) -> StepError {
+    StepError::Solver(
+        t,
+        "the states are no longer finite numbers: are the inputs sensible?".into(),
+    )
+}
+
+/// One non-stiff segment with the instance's explicit method, in the model's working copy.
+struct Explicit<'a, M: Model> {
+    rk: &'a mut Tsit5,
+    c: &'a mut Context<M>,
+    /// The model as the segment started, to try events on.
+    model: &'a M,
+    fallback: &'a mut [f64],
+    /// Accepted steps so far.
+    steps: usize,
+}
+
+impl<M: Model> Explicit<'_, M> {
     fn run(
         &mut self,
         t0: f64,
         t1: f64,
         x: &mut [f64],
         h: &mut f64,
-        how: How,
-        changes_mode: &mut ChangesMode,
+        restart: bool,
     ) -> Result<SegmentEnd, StepError> {
-        if how.stiff {
-            self.implicit(t0, t1, x, h, changes_mode)
-        } else {
-            self.explicit(t0, t1, x, h, how.restart, changes_mode)
+        self.rk.set(self.c, t0, x, *h);
+        if restart {
+            *h = self.rk.first_step(self.c).min(*h);
+            self.rk.h = *h;
+        }
+        loop {
+            // The proposal for the next step, before the end of the segment cuts it: what the
+            // next segment starts from.
+            let (t, proposal) = (self.rk.t, self.rk.h);
+            *h = proposal;
+            if t1 - t <= time_epsilon(t1) {
+                // At the end already (a touch of an indicator there stopped the last step).
+                x.copy_from_slice(self.rk.y());
+                return Ok(SegmentEnd::Reached);
+            }
+            let reason = self.step(t1)?;
+            let (t, proposed) = (self.rk.t, self.rk.h);
+            match reason {
+                Stepped::Inside => continue,
+                Stepped::Stop => {
+                    // A final step much shorter than proposed says little about the next one.
+                    if t - self.rk.start().0 >= 0.5 * proposal {
+                        *h = proposed;
+                    }
+                    x.copy_from_slice(self.rk.y());
+                    return Ok(SegmentEnd::Reached);
+                }
+                Stepped::Root(tr) => {
+                    *h = proposed;
+                    self.rk.interpolate(tr, x);
+                    if self.changes_mode(tr, x) {
+                        self.fallback.copy_from_slice(x);
+                        if let Some(t) = self.land(tr, x)? {
+                            return Ok(SegmentEnd::Root(t));
+                        }
+                        // No step end was found across the crossing: the dense output there.
+                        x.copy_from_slice(self.fallback);
+                        return Ok(SegmentEnd::Root(tr));
+                    }
+                    // A touch that changes no mode: go on from this step's end.
+                    if t1 - t <= time_epsilon(t1) {
+                        x.copy_from_slice(self.rk.y());
+                        return Ok(SegmentEnd::Reached);
+                    }
+                }
+            }
         }
     }
-}
 
+    fn changes_mode(&mut self, t: f64, x: &[f64]) -> bool {
+        changes_mode(self.model, self.c, t, x)
+    }
+
+    /// One accepted step toward `stop`, with the limit on their number per segment.
+    fn step(&mut self, stop: f64) -> Result<Stepped, StepError> {
+        self.steps += 1;
+        if self.steps > MAX_INTERNAL_STEPS {
+            // Inputs far outside what the model is made for (1e300 N.m, say) would make the
+            // step take forever: give up with a reason instead of hanging the master.
+            return Err(StepError::Solver(
+                self.rk.t,
+                format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
+            ));
+        }
+        // A step that would end within `time_epsilon` of the stop ends there: no sliver is left.
+        let reason = self
+            .rk
+            .step(self.c, stop, time_epsilon(stop))
+            .map_err(|failed| {
+                if failed.not_finite {
+                    not_finite(failed.t)
+                } else {
+                    StepError::Solver(
+                        failed.t,
+                        format!("the integrator failed: {}", failed.reason),
+                    )
+                }
+            })?;
+        if self.rk.y().iter().any(|v| !v.is_finite()) {
+            return Err(not_finite(self.rk.t));
+        }
+        Ok(reason)
+    }
+
+    /// Steps again from the start of the step that holds the crossing at `tr`, with `tr` as the
+    /// stop time: the states at the event are a step end, not the dense output.
+    fn land(&mut self, mut tr: f64, x: &mut [f64]) -> Result<Option<f64>, StepError> {
+        loop {
+            let (start, y0) = self.rk.start();
+            if tr - start <= time_epsilon(tr) {
+                // The crossing is at the start of the step.
+                x.copy_from_slice(y0);
+                return Ok(self.changes_mode(start, x).then_some(start));
+            }
+            self.rk.back_to_start();
+            self.rk.h = tr - start;
+            loop {
+                match self.step(tr)? {
+                    Stepped::Inside => continue,
+                    Stepped::Stop => return self.past_the_crossing(x),
+                    Stepped::Root(t2) => {
+                        let t = self.rk.t;
+                        if t - t2 <= 10.0 * time_epsilon(t) {
+                            // Found again where this step ends: the event is here.
+                            return self.past_the_crossing(x);
+                        }
+                        self.rk.interpolate(t2, x);
+                        if self.changes_mode(t2, x) {
+                            // The shorter step sees the crossing a little earlier.
+                            tr = t2;
+                            break;
+                        }
+                        if tr - t <= time_epsilon(tr) {
+                            return self.past_the_crossing(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The method has landed on a crossing: the event is at this step end, unless rounding left
+    /// the states just short of it (the indicator a hair from zero on the near side). Then tiny
+    /// steps, growing from 200 ulp of the time, carry them across.
+    fn past_the_crossing(&mut self, x: &mut [f64]) -> Result<Option<f64>, StepError> {
+        let mut t = self.rk.t;
+        x.copy_from_slice(self.rk.y());
+        let mut delta = 200.0 * f64::EPSILON * t.abs().max(1.0);
+        for _ in 0..20 {
+            if self.changes_mode(t, x) {
+                return Ok(Some(t));
+            }
+            self.rk.h = delta;
+            let stop = t + delta;
+            delta *= 2.0;
+            while let Stepped::Inside = self.step(stop)? {}
+            t = self.rk.t;
+            x.copy_from_slice(self.rk.y());
+        }
+        Ok(None)
+    }
+}
 /// One integration with a fresh integrator and no inputs, for the tests.
 #[cfg(test)]
 fn integrate<M: Model>(model: &mut M, t0: f64, t1: f64, rtol: f64) -> Result<StepStats, StepError> {

@@ -7,6 +7,7 @@ pub mod integrator;
 pub mod logger;
 pub mod math;
 pub mod model;
+pub mod tsit5;
 pub mod variables;
 
 pub use model::{Experiment, Invalid, Model};

@@ -6,15 +6,15 @@
 //! continue as it would have. These come from the `libm` crate (Rust's port of musl's libm),
 //! compiled into the FMU, so every platform computes the same numbers.
 
-pub use libm::{acos, asin, atan2, cos, sin, tanh};
+pub use libm::{acos, asin, atan2, cos, pow, sin, tanh};
 
 /// `(sin x, cos x)`.
 pub fn sin_cos(x: f64) -> (f64, f64) {
     libm::sincos(x)
 }
 
-/// `pow` for the whole binary, dependencies included: diffsol's step-size controller raises the
-/// error norm to a power, and a last-digit difference there changes the step sizes and so the
+/// `pow` for the whole binary, dependencies included: diffsol's BDF step-size controller raises
+/// the error norm to a power (the runtime's own Runge-Kutta calls [`pow`] directly), and a last-digit difference there changes the step sizes and so the
 /// results at the tolerance's level. `cargo xtask package` links every shipped binary with
 /// `--wrap=pow`, which sends each call to the C library's `pow` here.
 #[no_mangle]

@@ -88,7 +88,8 @@ pub trait Model: Default + Clone + Send + 'static {
 
     /// Whether the equations are stiff with the current parameters and inputs. The runtime then
     /// integrates with diffsol's BDF (variable order, Newton with a finite-difference Jacobian)
-    /// instead of the explicit Tsit45. Asked at the start of every integration segment.
+    /// instead of the explicit Runge-Kutta 5(4) pair. Asked at the start of every integration
+    /// segment.
     fn stiff(&self) -> bool {
         false
     }
