@@ -643,3 +643,46 @@ fn cvt_sheave_stops_are_the_same_events_in_model_exchange() {
     eprintln!("CVT stops: events {me_events:?}, energy_impact CS {a} ME {b}");
     assert!(a > 0.0 && (a - b).abs() < 1e-6 * a, "{a} vs {b}");
 }
+
+/// A trial state outside the model's domain (a CVT sheave 0.2 m beyond its 6 mm travel, where
+/// no primary position fits the belt) is fmi2Discard for the derivatives and the outputs, as
+/// FMI 2.0 asks, not fmi2Error: the importer takes a smaller step, and the instance goes on
+/// exactly as before.
+#[test]
+fn states_outside_the_domain_are_discarded_not_errors() {
+    use fmu_harness::DISCARD;
+    let fmu = Fmu::load("CVT");
+    let sc = scenarios("CVT").remove(0);
+    let inst = continuous_time_mode(&fmu, &sc, "domain");
+    let (_, x) = inst.continuous_states();
+    let (_, dx) = inst.derivatives();
+    let s2 = fmu.md.model_structure.derivatives.iter().position(|u| {
+        matches!(fmu.md.model_variables[u.index - 1].kind, VariableType::Real { derivative: Some(s), .. } if fmu.md.model_variables[s - 1].name == "s2")
+    });
+    let mut bad = x.clone();
+    bad[s2.expect("s2 is a state")] = 0.2;
+    assert_eq!(inst.set_continuous_states(&bad), OK);
+    assert_eq!(inst.derivatives().0, DISCARD, "{}", inst.log_text());
+    let mut v = [0.0];
+    let vr = fmu
+        .md
+        .model_variables
+        .iter()
+        .find(|v| v.name == "w2")
+        .unwrap()
+        .value_reference;
+    assert_eq!(inst.get_real(&[vr], &mut v), DISCARD);
+    assert!(
+        inst.log_text().contains("outside the model's domain"),
+        "{}",
+        inst.log_text()
+    );
+    assert_eq!(inst.set_continuous_states(&x), OK);
+    let (s, again) = inst.derivatives();
+    assert_eq!(s, OK);
+    assert_eq!(
+        again.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        dx.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(inst.get_real(&[vr], &mut v), OK);
+}

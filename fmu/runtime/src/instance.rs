@@ -13,7 +13,7 @@
 
 use crate::describe::guid;
 use crate::integrator::{self, Integrator, StepError};
-use crate::logger::{Category, Logger, Status, OK};
+use crate::logger::{Category, Logger, Status, DISCARD, OK};
 use crate::model::Model;
 use crate::snapshot::Snapshot;
 use crate::variables::{Access, Causality, Phase, Var};
@@ -184,6 +184,10 @@ pub struct Instance<M: Model> {
     /// Model Exchange: event updates that changed something since the importer entered Event
     /// Mode, against a chattering model.
     event_updates: usize,
+    /// Model Exchange: the states last set lie outside the model's domain.
+    outside: bool,
+    /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
+    scratch: Vec<f64>,
 }
 
 impl<M: Model> Instance<M> {
@@ -207,6 +211,8 @@ impl<M: Model> Instance<M> {
             integrator: None,
             step_size: f64::NAN,
             event_updates: 0,
+            outside: false,
+            scratch: Vec::new(),
         }
     }
 
@@ -226,6 +232,7 @@ impl<M: Model> Instance<M> {
         self.dirty = true;
         self.step_size = f64::NAN;
         self.event_updates = 0;
+        self.outside = false;
     }
 
     /// The integrator for the current tolerance, built (it allocates) only when that changed.
@@ -352,7 +359,33 @@ impl<M: Model> Instance<M> {
         }
         self.model.update_outputs(self.time);
         self.dirty = false;
+        if self.interface == Interface::ModelExchange {
+            // An importer's trial states may lie outside the model's domain (a CVT sheave far
+            // beyond its travel): there the outputs are not defined, and the getters say so.
+            let mut dx = std::mem::take(&mut self.scratch);
+            dx.resize(M::STATES, 0.0);
+            self.model.derivatives(self.time, &mut dx);
+            self.outside = dx.iter().any(|v| !v.is_finite());
+            self.scratch = dx;
+        }
         Ok(())
+    }
+
+    /// fmi2Discard, with the reason logged, where the states set by a Model Exchange importer
+    /// lie outside the model's domain (FMI 2.0: the importer then takes a smaller step).
+    fn defined(&self, what: &str) -> Status {
+        if !self.outside {
+            return OK;
+        }
+        self.logger.log(
+            DISCARD,
+            Category::Warning,
+            &format!(
+                "t = {}: {what} not defined: the continuous states lie outside the model's domain (its derivatives are not finite there); try a smaller step",
+                self.time
+            ),
+        );
+        DISCARD
     }
 
     fn var(&self, vr: u32) -> Result<&Var<M>, String> {
@@ -369,7 +402,7 @@ impl<M: Model> Instance<M> {
                 _ => return Err(format!("value reference {vr} is not a Real")),
             }
         }
-        Ok(OK)
+        Ok(self.defined("the outputs are"))
     }
 
     pub fn get_integer(&mut self, vrs: &[u32], values: &mut [i32]) -> CallResult {
@@ -380,7 +413,7 @@ impl<M: Model> Instance<M> {
                 _ => return Err(format!("value reference {vr} is not an Integer")),
             }
         }
-        Ok(OK)
+        Ok(self.defined("the outputs are"))
     }
 
     /// First time derivatives of Real outputs at the current time (`fmi2GetRealOutputDerivatives`,
@@ -670,18 +703,18 @@ impl<M: Model> Instance<M> {
             .check_inputs()
             .map_err(|e| format!("t = {t}: {e}"))?;
         self.model.derivatives(t, dx);
-        if let Some((i, v)) = dx.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(format!(
-                "t = {t}: derivative {i} = {v}: are the states and inputs sensible?"
-            ));
-        }
-        Ok(OK)
+        self.outside = dx.iter().any(|v| !v.is_finite());
+        Ok(self.defined("the derivatives are"))
     }
 
     pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
         self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
         self.initial_values()?;
         self.model.event_indicators(self.time, z);
+        if z.iter().any(|v| !v.is_finite()) {
+            self.outside = true;
+            return Ok(self.defined("the event indicators are"));
+        }
         Ok(OK)
     }
 
