@@ -25,7 +25,7 @@ commands:
 validate, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain, examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py; examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -37,6 +37,8 @@ const PYTHON_PACKAGES: &[&str] = &[
     "fmu-manipulation-toolbox==2.0",
     "libcosimpy==0.0.6",
     "matplotlib==3.10.9",
+    // examples/drivetrain/model_exchange.py: the Model Exchange solver (RK45).
+    "scipy==1.17.1",
     // The linux64 build: zig links against glibc 2.17.
     "ziglang==0.17.1",
     "cargo-zigbuild==0.24.0",
@@ -212,6 +214,7 @@ fn example() -> Result<(), String> {
     let root = root();
     for script in [
         "examples/drivetrain/drivetrain.py",
+        "examples/drivetrain/model_exchange.py",
         "examples/motorcycle/motorcycle.py",
         "examples/motorcycle/chain_drive.py",
     ] {
