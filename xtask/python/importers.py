@@ -6,11 +6,13 @@ around are the ones the README lists under "Importer notes".
 """
 import csv
 import json
+import math
 import os
 import shutil
 import subprocess
 import tempfile
 
+import fmpy.simulation as fmpy_simulation
 import numpy as np
 from fmpy import read_model_description, simulate_fmu
 from fmpy.util import read_csv
@@ -77,6 +79,29 @@ class Scenario:
         """Input values at t, as FMPy and the Cross-Check rules give them: linear between rows."""
         return [float(np.interp(t, self.inputs["time"], self.inputs[n])) for n in self.input_names()]
 
+    def grid(self):
+        """The communication points start + k step, k = 0..steps(), computed as FMPy computes its
+        output points."""
+        return [self.start + k * self.step for k in range(self.steps() + 1)]
+
+    def held_inputs(self):
+        """The inputs as a co-simulation master applies them: each step's starting value
+        (`input_at`, the value after a jump) held until the next communication point, written
+        as an FMPy input table. Where the held value changes, the table has two rows at that
+        communication point (before and after), which FMPy's Model Exchange loop treats as an
+        input event: it stops its solver there, sets the new value in Event Mode and restarts
+        the solver. None for a scenario without inputs."""
+        if self.inputs is None:
+            return None
+        grid = self.grid()
+        held = [self.input_at(t) for t in grid]
+        rows = [(grid[0], *held[0])]
+        for k in range(1, len(grid)):
+            rows.append((grid[k], *held[k - 1]))
+            if k < len(grid) - 1 and held[k] != held[k - 1]:
+                rows.append((grid[k], *held[k]))
+        return np.array(rows, dtype=[("time", float)] + [(n, float) for n in self.input_names()])
+
 
 def read_parameters(path):
     """<Model>_par.csv: {name: value as written}, in the file's order."""
@@ -103,6 +128,85 @@ def fmpy(fmu, sc, _work, start_values=None):
     return r["time"], {n: r[n] for n in sc.outputs}
 
 
+# FMPy's CVode bounds the error of each of its internal steps (BDF, orders 1-5) by
+# relative_tolerance (absolute tolerance: relative_tolerance times the states' nominal values, 1
+# here). A held input changes at every communication point of most scenarios, and CVode restarts
+# at order 1 with a tiny step at each: at the scenario's tolerance the deviations of those
+# scenarios reach 1e4 to 4e6 times the tolerance, and fall in proportion to it (measured, README
+# "Importer notes"). The Model Exchange run therefore asks for the scenario's tolerance times
+# ME_TOLERANCE_FACTOR (not below ME_SMALLEST_TOLERANCE), which keeps CVode's own error below
+# 3e-7 of each signal's range on every scenario, so that the 1e-6 comparison judges the FMU (its
+# derivatives, event indicators and event updates) and not the host's solver.
+ME_TOLERANCE_FACTOR = 1e-4
+ME_SMALLEST_TOLERANCE = 1e-15
+
+
+def me_tolerance(sc):
+    return max(sc.tol * ME_TOLERANCE_FACTOR, ME_SMALLEST_TOLERANCE)
+
+
+class _HeldInput(fmpy_simulation.Input):
+    """FMPy 0.3.32's input, except that after an input event at t it keeps the value after the
+    event at t.
+
+    FMPy's Model Exchange loop sets an input event's new values in Event Mode and restarts CVode
+    at t; CVode's root function (FMPy's CVodeSolver.g) then sets the inputs at t again without
+    `after_event`, which gives the value *before* the jump, and the derivatives of CVode's first
+    internal step after every input event are evaluated with the old inputs until the next root
+    function call. Here a call at the time of the last event keeps the value after it; every
+    other call (in particular the one that sets the inputs for the outputs recorded at a
+    communication point, before that point's event) is FMPy's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.event_time = None
+
+    def apply(self, time, continuous=True, discrete=True, after_event=False):
+        if after_event:
+            self.event_time = time
+        elif self.event_time is not None and time == self.event_time:
+            after_event = True
+        return super().apply(time, continuous=continuous, discrete=discrete,
+                             after_event=after_event)
+
+
+def fmpy_me(fmu, sc, _work, start_values=None):
+    """FMPy as a Model Exchange importer: simulate_fmu(fmi_type="ModelExchange") with its CVode
+    (BDF with root finding on the event indicators) and its event handling.
+
+    The inputs are held over each step as in the co-simulation runs (`Scenario.held_inputs`,
+    with `_HeldInput` in place of FMPy's Input for the run). FMPy samples the outputs at each
+    output point and, with record_events, once more before and after every event; the values
+    judged at a communication point are the first sample there: the states CVode reached, with
+    the inputs of the step that ended there (as a co-simulation step reports them), before that
+    point's input event."""
+    if start_values is None:
+        start_values = sc.parameter_values(read_model_description(fmu))
+    original = fmpy_simulation.Input
+    fmpy_simulation.Input = _HeldInput
+    try:
+        r = simulate_fmu(fmu, fmi_type="ModelExchange", solver="CVode", start_time=sc.start,
+                         stop_time=sc.stop, output_interval=sc.step,
+                         relative_tolerance=me_tolerance(sc), input=sc.held_inputs(),
+                         output=sc.outputs, start_values=start_values, record_events=True)
+    finally:
+        fmpy_simulation.Input = original
+    return at_communication_points(sc, r["time"], {n: r[n] for n in sc.outputs})
+
+
+def at_communication_points(sc, time, values):
+    """(grid, {output: values}): at each communication point the first row an importer wrote
+    at that time (the left limit where it wrote a row before and after an event)."""
+    rows, j = [], 0
+    for t in sc.grid():
+        while j < len(time) and time[j] < t and not math.isclose(time[j], t):
+            j += 1
+        if j == len(time) or not math.isclose(time[j], t):
+            raise RuntimeError(f"no result at the communication point t = {t}")
+        rows.append(j)
+    return np.array(sc.grid()), {n: np.asarray(v)[rows] for n, v in values.items()}
+
+
 def fmi_sim(fmu, sc, work):
     """`fmi-sim` (crate fmi-sim) from the command line, with the scenario's input CSV."""
     exe = os.environ.get("FMI_SIM", "fmi-sim")
@@ -127,6 +231,41 @@ def fmi_sim(fmu, sc, work):
     # fmi-sim records the outputs at t before it sets the inputs of t, so at the start time it
     # shows the outputs computed with the inputs' start values: the first row is not judged.
     return time[1:], {n: data[1:, col[n]] for n in sc.outputs}
+
+
+def fmi_sim_me(fmu, sc, work):
+    """`fmi-sim model-exchange`: not judged (see the README's importer notes). fmi-sim 0.7.0
+    integrates Model Exchange with forward Euler, one step per output interval (its `--step`,
+    `--solver` and `--tolerance` do not change that), and detects state events by the sign of
+    the indicators at the step ends without locating them. With the output interval the
+    scenario's step, the inputs of the CSV (its rows on the communication points) are used at
+    each step's start, so the scenario's inputs are held as in the co-simulation runs; at an
+    input jump (two rows at one time) it writes the outputs before and after the event, and the
+    first row is kept (`at_communication_points`)."""
+    exe = os.environ.get("FMI_SIM", "fmi-sim")
+    out = os.path.join(work, "fmi-sim-me.csv")
+    cmd = [exe, "--model", fmu, "-o", out]
+    if sc.inputs is not None:
+        cmd += ["-i", sc.in_path]
+    cmd += ["model-exchange", "-s", repr(sc.start), "-f", repr(sc.stop),
+            "--output-interval", repr(sc.step), "--tolerance", repr(sc.tol)]
+    for name, value in sc.parameter_values(read_model_description(fmu)).items():
+        cmd += ["--init-values", f"{name}={value!r}"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        # It prints a line per recorded time, then its error: report the last time and the
+        # error, not thousands of lines.
+        lines = (run.stdout + run.stderr).splitlines()
+        recorded = [l.split()[-1] for l in lines if l.startswith("Recorded outputs at time")]
+        errors = [l for l in lines if l.startswith("Error")] or lines[-1:] or ["no message"]
+        last = f"its outputs at t = {recorded[-1]}" if recorded else "no output"
+        raise RuntimeError(f"fmi-sim model-exchange stopped after {last}: {errors[-1]}")
+    with open(out) as f:
+        rows = list(csv.reader(f))
+    header, data = rows[0], np.array(rows[1:], dtype=float)
+    col = {name.strip('"'): i for i, name in enumerate(header)}
+    return at_communication_points(sc, data[:, col["time"]],
+                                   {n: data[:, col[n]] for n in sc.outputs})
 
 
 def left_limit_steps(sc, path):
@@ -237,8 +376,11 @@ def container(fmu, sc, work):
     return fmpy(path, sc, work, start_values)
 
 
+# Judged: each must come within 1e-6 of every reference. All but "FMPy ME" use the Co-Simulation
+# interface.
 IMPORTERS = {
     "FMPy": fmpy,
+    "FMPy ME": fmpy_me,
     "fmi-sim": fmi_sim,
     "libcosim": libcosim,
     "fmucontainer+FMPy": container,
@@ -246,7 +388,13 @@ IMPORTERS = {
     "C win64 (Wine)": platforms.win64,
 }
 
+# Run and reported, never judged: the importer's own method cannot reach the bound.
+NOT_JUDGED = {
+    "fmi-sim ME": fmi_sim_me,
+}
+
 
 def simulate(importer, fmu, sc):
+    run = IMPORTERS.get(importer) or NOT_JUDGED[importer]
     with tempfile.TemporaryDirectory() as work:
-        return IMPORTERS[importer](fmu, sc, work)
+        return run(fmu, sc, work)

@@ -4,7 +4,8 @@ this with unittest before the validation).
 Each test hands a check a deliberately broken input: NaN and infinite outputs, a result off the
 reference, a Linux binary linked against the build machine's glibc, a DLL that needs MinGW's
 libgcc DLL, an FMU without its Windows binary, a scenario whose parameter file names the wrong
-chain model (or an unknown parameter, or a fractional Integer).
+chain model (or an unknown parameter, or a fractional Integer), and Model Exchange runs (FMPy ME)
+against a perturbed reference and with the wrong chain model.
 """
 import os
 import shutil
@@ -133,6 +134,60 @@ class Parameters(unittest.TestCase):
         wrong = self.qss_with('"name","value"\n"chain_model",1\n')
         problems, _ = compare(wrong, *simulate("C linux64", self.FMU, wrong))
         self.assertTrue(any(p.startswith("theta_ds: ") for p in problems), problems)
+
+
+class ModelExchange(unittest.TestCase):
+    """The FMPy ME column judges the Model Exchange run: it passes on the references and fails
+    on a reference moved by twice the bound at one point, and on a wrong chain model."""
+    GEAR = os.path.join(ROOT, "target", "fmu", "Gear.fmu")
+    CHAIN = os.path.join(ROOT, "target", "fmu", "ChainDrive.fmu")
+
+    def test_the_inputs_are_held_over_each_step(self):
+        sc = gear_scenario()
+        table = sc.held_inputs()
+        # Gear_in.csv steps tau_b from 0.2 to -0.3 at t = 0.4: two rows there, the old value
+        # then the new one; constant elsewhere.
+        jump = np.flatnonzero(np.isclose(table["time"], 0.4))
+        self.assertEqual(len(jump), 2)
+        self.assertEqual(list(table["tau_b"][jump]), [0.2, -0.3])
+        self.assertEqual(table["time"][-1], sc.grid()[-1])
+        sc = Scenario(os.path.join(ROOT, "reference-fmus", "CVT"), "CVT")
+        table = sc.held_inputs()
+        # F_2 ramps: the value of step k-1 up to t_k, then the value of step k.
+        k = 10
+        before, after = sc.input_at(sc.grid()[k - 1])[3], sc.input_at(sc.grid()[k])[3]
+        self.assertNotEqual(before, after)
+        rows = np.flatnonzero(np.isclose(table["time"], sc.grid()[k]))
+        self.assertEqual(list(table["F_2"][rows]), [before, after])
+        inside = (sc.grid()[k - 1] + sc.grid()[k]) / 2
+        self.assertEqual(np.interp(inside, table["time"], table["F_2"]), before)
+
+    def test_the_reference_passes_and_a_perturbed_reference_fails(self):
+        sc = gear_scenario()
+        problems, worst = compare(sc, *simulate("FMPy ME", self.GEAR, sc))
+        self.assertEqual(problems, [])
+        self.assertLess(worst, 1e-6)
+        time, values = simulate("FMPy ME", self.GEAR, sc)
+        i = int(np.flatnonzero(np.isclose(sc.ref["time"], 1.0))[0])
+        sc.ref["phi_b"][i] += 2e-6 * np.max(np.abs(sc.ref["phi_b"]))
+        problems, worst = compare(sc, time, values)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].startswith("phi_b: 1 points off, first at t = 1.0"), problems)
+        self.assertGreater(worst, 1e-6)
+
+    def test_a_wrong_chain_model_fails_the_model_exchange_run(self):
+        right = Scenario(os.path.join(ROOT, "reference-fmus", "ChainDrive", "qss"), "ChainDrive")
+        problems, worst = compare(right, *simulate("FMPy ME", self.CHAIN, right))
+        self.assertEqual(problems, [])
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(os.path.join(ROOT, "reference-fmus", "ChainDrive", "qss"), d,
+                            dirs_exist_ok=True)
+            with open(os.path.join(d, "ChainDrive_par.csv"), "w") as f:
+                f.write('"name","value"\n"chain_model",1\n')
+            wrong = Scenario(d, "ChainDrive")
+            problems, worst = compare(wrong, *simulate("FMPy ME", self.CHAIN, wrong))
+        self.assertTrue(any(p.startswith("theta_ds: ") for p in problems), problems)
+        self.assertGreater(worst, 1e-3)
 
 
 def fmu_with(work, linux_so=None, windows_dll=None):

@@ -5,13 +5,17 @@ For each target/fmu/<Model>.fmu:
   1. `fmpy validate` (FMPy's schema and semantic checks) must report no problem;
   2. `fmutool -input <fmu> -check` (fmu-manipulation-toolbox) must pass;
   3. every variable is in the README's variable table;
-  4. both binaries are there: binaries/linux64 needs no glibc newer than 2.17, binaries/win64
-     imports Windows system DLLs only (platforms.py);
-  5. every importer in importers.py (FMPy, fmi-sim, OSP libcosim, an fmucontainer wrapper run
-     by FMPy, the C harness tests/c/fmu_run.c on linux64 and on win64 under Wine) simulates it with reference-fmus/<Model>/<Model>_in.csv, the settings of
+  4. the model description declares both interfaces, Model Exchange and Co-Simulation, with one
+     model identifier; both binaries are there: binaries/linux64 needs no glibc newer than
+     2.17, binaries/win64 imports Windows system DLLs only (platforms.py);
+  5. every importer in importers.py (FMPy, FMPy as Model Exchange, fmi-sim, OSP libcosim, an
+     fmucontainer wrapper run by FMPy, the C harness tests/c/fmu_run.c on linux64 and on win64
+     under Wine) simulates it with reference-fmus/<Model>/<Model>_in.csv, the settings of
      <Model>_ref.opt and the parameter values of <Model>_par.csv (if there is one; set before
      initialization), and every output of <Model>_ref.csv must match:
-     |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run);
+     |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run). The importers of
+     importers.NOT_JUDGED (fmi-sim as Model Exchange) run too; their deviations are reported and
+     never judged;
   6. the win64 run is bit-identical to the linux64 run, a state serialized on either platform
      continues on the other bit for bit, and the C harness's abuse
      calls return a status on both platforms.
@@ -31,9 +35,11 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 import platforms
-from importers import IMPORTERS, Scenario, simulate
+from importers import (IMPORTERS, ME_SMALLEST_TOLERANCE, ME_TOLERANCE_FACTOR, NOT_JUDGED, Scenario,
+                       simulate)
 
 REL, ABS = 1e-6, 1e-9
+ME_FACTOR_TEXT = f"{ME_TOLERANCE_FACTOR:.0e} (not below {ME_SMALLEST_TOLERANCE:.0e})"
 
 
 def compare(sc, time, values):
@@ -137,32 +143,39 @@ def platform_lines(platform_rows):
     return lines + [""]
 
 
-def write_report(path, rows, platform_rows, fmu_dir):
+def write_report(path, rows, platform_rows, fmu_dir, notes=()):
     """docs/validation.md: what ran each FMU and how close it came; no timestamps, so the file
     only changes when the results do."""
-    names = list(IMPORTERS)
+    names = list(IMPORTERS) + list(NOT_JUDGED)
+    headers = list(IMPORTERS) + [f"{name} (not judged)" for name in NOT_JUDGED]
     lines = [
         "# Validation report",
         "",
         "Written by `cargo xtask validate` (part of `cargo xtask test`); do not edit by hand.",
         "",
-        "Every FMU passes `fmpy validate` and `fmutool -check` (fmu-manipulation-toolbox). Each",
-        "importer then simulates every reference scenario in `reference-fmus/<Model>/` (inputs,",
-        "start, stop, step and tolerance from the Cross-Check files). The columns give the largest",
-        "deviation from the independent reference over all scenarios and outputs, relative to the",
-        "signal's range; the pass bound is 1e-6. See the README's importer notes for each importer's",
-        "quirks.",
+        "Every FMU declares both interfaces, Model Exchange and Co-Simulation, and passes",
+        "`fmpy validate` and `fmutool -check` (fmu-manipulation-toolbox). Each importer then",
+        "simulates every reference scenario in `reference-fmus/<Model>/` (inputs, start, stop, step",
+        "and tolerance from the Cross-Check files). The columns give the largest deviation from the",
+        "independent reference over all scenarios and outputs, relative to the signal's range; the",
+        "pass bound is 1e-6. Every column but the two ME columns runs the FMU as Co-Simulation.",
+        "`FMPy ME` runs it as Model Exchange under FMPy's CVode, with the inputs held over each",
+        "step as in the co-simulation runs and a relative tolerance of the scenario's times",
+        f"{ME_FACTOR_TEXT}. `fmi-sim ME` (forward Euler, one step per output interval) is",
+        "reported, not judged. See the README's importer notes for each importer's quirks.",
         "",
-        "| FMU | Scenarios | " + " | ".join(names) + " |",
+        "| FMU | Scenarios | " + " | ".join(headers) + " |",
         "|---|---|" + "---|" * len(names),
     ]
     for model, scenarios, worst, ok in rows:
         cells = []
         for imp in names:
             dev = worst.get(imp)
-            cells.append("n/a" if dev is None else f"{dev:.1e}")
+            cells.append("n/a" if dev is None else "did not finish" if dev != dev else f"{dev:.1e}")
         status = "" if ok else " **FAILED**"
         lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
+    if notes:
+        lines += ["", "Runs that did not finish:", ""] + [f"- {note}" for note in notes]
     lines += [""] + platform_lines(platform_rows)
     lines += abuse_lines(fmu_dir) + [""]
     with open(path, "w") as f:
@@ -188,11 +201,17 @@ def main(fmu_dir, ref_root):
         return 1
     readme = open(os.path.join(os.path.dirname(ref_root), "README.md")).read()
     failed = 0
+    notes = []  # not-judged runs that did not finish, for the report
     for name in fmus:
         fmu = os.path.join(fmu_dir, name)
         md = read_model_description(fmu)
         model = md.coSimulation.modelIdentifier
         problems = [f"fmpy validate: {p}" for p in validate_fmu(fmu)]
+        if md.modelExchange is None:
+            problems.append("modelDescription.xml declares no <ModelExchange>")
+        elif md.modelExchange.modelIdentifier != model:
+            problems.append(f"<ModelExchange> names {md.modelExchange.modelIdentifier}, "
+                            f"<CoSimulation> {model}")
         check = subprocess.run(
             ["fmutool", "-input", fmu, "-check"], capture_output=True, text=True
         )
@@ -209,13 +228,20 @@ def main(fmu_dir, ref_root):
         for directory in scenarios:
             sc = Scenario(directory, model)
             where = os.path.relpath(directory, ref_root)
-            for imp in IMPORTERS:
+            for imp in list(IMPORTERS) + list(NOT_JUDGED):
                 try:
                     sim_problems, dev = compare(sc, *simulate(imp, fmu, sc))
                 except Exception as e:  # an importer that fails is a finding, not a crash
                     sim_problems, dev = [f"did not run: {e}"], float("nan")
                 worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
-                problems += [f"{imp} on {where}: {p}" for p in sim_problems]
+                if imp in IMPORTERS:
+                    problems += [f"{imp} on {where}: {p}" for p in sim_problems]
+                else:
+                    outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev
+                               else f"{dev:.2e}")
+                    print(f"  ({imp} on {where}, not judged: {outcome})")
+                    if dev != dev:
+                        notes.append(f"{imp} on {where} (not judged): {outcome}")
             try:
                 with tempfile.TemporaryDirectory() as scratch:
                     cross, dev, same = platforms.compare_platforms(fmu, sc, scratch)
@@ -249,7 +275,7 @@ def main(fmu_dir, ref_root):
         platform_report.append((model, floor, imports, across, identical, states_ok,
                                 not abuse_problems))
     write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), report,
-                 platform_report, fmu_dir)
+                 platform_report, fmu_dir, notes)
     print(f"validate: {len(fmus) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
