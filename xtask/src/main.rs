@@ -1,8 +1,11 @@
 //! `cargo xtask <command>`: packaging, validation, the whole test suite, benchmarks.
 
 mod bench;
+mod docs_check;
 mod package;
 mod platforms;
+mod reference;
+mod svg;
 
 use package::Platforms;
 
@@ -19,13 +22,16 @@ commands:
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
              compare with the reference; Windows against Linux, states across platforms
-  test       the whole suite: package, cargo test, fuzz, memcheck, the checks' own tests,
-             validate, example
+  docs-check every FMU's documentation/index.html in headless Chromium (installed with apt if
+             missing): no console message, the reference plot in the DOM and painted, the
+             screenshot not blank; first rejects deliberately broken pages
+  test       the whole suite: package, cargo test, docs-check, fuzz, memcheck, the checks' own
+             tests, validate, example
 
-validate, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
+validate, docs-check, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py; examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -60,6 +66,7 @@ fn main() -> ExitCode {
             fuzz(seconds.map_or("60", String::as_str))
         }),
         Some("memcheck") => packaged(&args, memcheck),
+        Some("docs-check") => packaged(&args, docs_check::docs_check),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
     };
@@ -215,6 +222,7 @@ fn example() -> Result<(), String> {
     for script in [
         "examples/drivetrain/drivetrain.py",
         "examples/drivetrain/model_exchange.py",
+        "examples/drivetrain/ssp.py",
         "examples/motorcycle/motorcycle.py",
         "examples/motorcycle/chain_drive.py",
     ] {
@@ -270,6 +278,7 @@ fn test() -> Result<(), String> {
     run(Command::new(env!("CARGO"))
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
+    docs_check::docs_check()?;
     fuzz("60")?;
     memcheck()?;
     check_the_checks()?;

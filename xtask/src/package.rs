@@ -2,8 +2,11 @@
 //!
 //! modelDescription.xml and documentation/index.html are produced by the built binary itself
 //! (its `drivetrain_fmu_describe` export), from the same variable table that serves get/set.
+//! The xtask adds the default reference scenario of `reference-fmus/<Model>/` in the FMI-LS-REF
+//! layout (`extra/org.fmi-standard.fmi-ls-ref/`) and its plot to the documentation
+//! (`reference.rs`, `svg.rs`).
 
-use crate::{platforms, root, run};
+use crate::{platforms, reference, root, run};
 use fmu_harness::components;
 use model_description::ModelDescription;
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -118,7 +121,6 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
         let lib = c.crate_name.replace('-', "_");
         let so = linux_dir.join(format!("lib{lib}.so"));
         let xml = describe(&so, 0, &stamp)?;
-        let doc = describe(&so, 1, &stamp)?;
         // Read it back: what we ship must parse with our own reader.
         let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
         let id = &md.co_simulation.model_identifier;
@@ -128,6 +130,10 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
                 c.crate_name, c.model
             ));
         }
+        let scenario = reference::Scenario::read(&root.join("reference-fmus").join(id), id)?;
+        let doc =
+            reference::insert_section(&describe(&so, 1, &stamp)?, &scenario.documentation(&md)?)?;
+        let extra = scenario.fmu_files();
         let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
         let linux = read(&so)?;
         let windows = match &windows_dir {
@@ -146,6 +152,11 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
         if let Some(dll) = &windows {
             files.push((&dll_name, dll));
         }
+        files.extend(
+            extra
+                .iter()
+                .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+        );
         let path = out_dir.join(format!("{id}.fmu"));
         write_fmu(&path, &files)?;
         eprintln!("xtask: wrote {}", path.display());
