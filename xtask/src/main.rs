@@ -31,7 +31,7 @@ commands:
 validate, docs-check, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -45,6 +45,10 @@ const PYTHON_PACKAGES: &[&str] = &[
     "matplotlib==3.10.9",
     // examples/drivetrain/model_exchange.py: the Model Exchange solver (RK45).
     "scipy==1.17.1",
+    // examples/sweep: the parameter study on Dask distributed, with a progress bar.
+    "dask==2026.8.0",
+    "distributed==2026.8.0",
+    "tqdm==4.70.1",
     // The linux64 build: zig links against glibc 2.17.
     "ziglang==0.17.1",
     "cargo-zigbuild==0.24.0",
@@ -225,6 +229,7 @@ fn example() -> Result<(), String> {
         "examples/drivetrain/ssp.py",
         "examples/motorcycle/motorcycle.py",
         "examples/motorcycle/chain_drive.py",
+        "examples/sweep/sweep.py",
     ] {
         run(Command::new(&python)
             .arg(root.join(script))
