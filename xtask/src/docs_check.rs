@@ -159,28 +159,7 @@ fn decode_png(bytes: &[u8]) -> Result<(usize, usize, Vec<[u8; 3]>), String> {
         for i in 0..stride {
             let a = if i >= channels { cur[i - channels] } else { 0 };
             let (b, c) = (prev[i], if i >= channels { prev[i - channels] } else { 0 });
-            let predictor = match filter {
-                0 => 0,
-                1 => a,
-                2 => b,
-                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                4 => {
-                    let p = i16::from(a) + i16::from(b) - i16::from(c);
-                    let (pa, pb, pc) = (
-                        (p - i16::from(a)).abs(),
-                        (p - i16::from(b)).abs(),
-                        (p - i16::from(c)).abs(),
-                    );
-                    if pa <= pb && pa <= pc {
-                        a
-                    } else if pb <= pc {
-                        b
-                    } else {
-                        c
-                    }
-                }
-                f => return Err(format!("PNG filter {f}")),
-            };
+            let predictor = predict(filter, a, b, c).ok_or(format!("PNG filter {filter}"))?;
             cur[i] = line[i].wrapping_add(predictor);
         }
         pixels.extend(cur.chunks_exact(channels).map(|p| [p[0], p[1], p[2]]));
@@ -349,6 +328,33 @@ pub fn docs_check() -> Result<(), String> {
     }
 }
 
+/// The PNG filter's prediction of a byte from its left (a), upper (b) and upper-left (c)
+/// neighbours: none, sub, up, average, Paeth (PNG specification, section 9).
+fn predict(filter: u8, a: u8, b: u8, c: u8) -> Option<u8> {
+    Some(match filter {
+        0 => 0,
+        1 => a,
+        2 => b,
+        3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+        4 => {
+            let p = i16::from(a) + i16::from(b) - i16::from(c);
+            let (pa, pb, pc) = (
+                (p - i16::from(a)).abs(),
+                (p - i16::from(b)).abs(),
+                (p - i16::from(c)).abs(),
+            );
+            if pa <= pb && pa <= pc {
+                a
+            } else if pb <= pc {
+                b
+            } else {
+                c
+            }
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,27 +372,7 @@ mod tests {
                 let a = if i >= 4 { line[i - 4] } else { 0 };
                 let b = prev[i];
                 let c = if i >= 4 { prev[i - 4] } else { 0 };
-                let pred = match f {
-                    0 => 0,
-                    1 => a,
-                    2 => b,
-                    3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                    _ => {
-                        let p = i16::from(a) + i16::from(b) - i16::from(c);
-                        let (pa, pb, pc) = (
-                            (p - i16::from(a)).abs(),
-                            (p - i16::from(b)).abs(),
-                            (p - i16::from(c)).abs(),
-                        );
-                        if pa <= pb && pa <= pc {
-                            a
-                        } else if pb <= pc {
-                            b
-                        } else {
-                            c
-                        }
-                    }
-                };
+                let pred = predict(f, a, b, c).expect("filters 0 to 4");
                 raw.push(line[i].wrapping_sub(pred));
             }
             prev = line;
