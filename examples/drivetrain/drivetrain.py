@@ -282,7 +282,12 @@ def write_table(results, path):
             f"| {step} | {r['engine_work_J']:.4f} | {r['road_work_J']:.4f} "
             f"| {r['actuator_work_J']:.4f} | {r['stored_J']:.4f} | {r['dissipated_J']:.4f} "
             f"| {residual} | {relative} |")
-    begin, end = "<!-- results: written by drivetrain.py -->\n", "\n<!-- end of results -->"
+    write_between(path, "<!-- results: written by drivetrain.py -->\n",
+                  "\n<!-- end of results -->", rows)
+
+
+def write_between(path, begin, end, rows):
+    """Replaces the lines of `path` between the markers `begin` and `end` with `rows`."""
     with open(path) as f:
         text = f.read()
     a, b = text.index(begin) + len(begin), text.index(end)

@@ -647,13 +647,8 @@ def write_table(results, path):
     for key, c in results["me_vs_cs_1ms"].items():
         rows.append(f"| {key} | {c['max_me_minus_cs']:.3e} | {c['cs_error_estimate']:.3e} "
                     f"| {c['max_me_minus_extrapolated_cs']:.1e} |")
-    begin = "<!-- model exchange results: written by model_exchange.py -->\n"
-    end = "\n<!-- end of model exchange results -->"
-    with open(path) as f:
-        text = f.read()
-    a, b = text.index(begin) + len(begin), text.index(end)
-    with open(path, "w") as f:
-        f.write(text[:a] + "\n".join(rows) + text[b:])
+    cs.write_between(path, "<!-- model exchange results: written by model_exchange.py -->\n",
+                     "\n<!-- end of model exchange results -->", rows)
 
 
 def main(argv):
