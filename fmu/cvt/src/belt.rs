@@ -1,7 +1,7 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
 use fmu_runtime::math::{asin, cos};
-use std::f64::consts::FRAC_PI_2;
+use std::f64::consts::{FRAC_PI_2, PI};
 
 /// The CVT's geometry parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +34,14 @@ pub fn beta(c: f64, d1: f64, d2: f64) -> f64 {
 /// `(dL/dD1, dL/dD2) = (pi/2 - beta, pi/2 + beta)`: the terms in dbeta cancel.
 pub fn length_gradient(beta: f64) -> (f64, f64) {
     (FRAC_PI_2 - beta, FRAC_PI_2 + beta)
+}
+
+/// A point of the belt constraint: s1, and the angle of the straight spans there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnBelt {
+    pub s1: f64,
+    pub beta: f64,
+    pub cos_beta: f64,
 }
 
 /// Where the sheaves are and how the constraint ties them, at one instant.
@@ -71,21 +79,56 @@ impl Geometry {
         d1 > 0.0 && d2 > 0.0 && ((d2 - d1) / (2.0 * self.c)).abs() <= MAX_SIN_BETA
     }
 
-    /// s1 on the belt constraint for a given s2, by Newton from `guess`
-    /// (dL/ds1 = (pi/2 - beta) c1 > 0, so the root is unique).
-    pub fn solve_s1(&self, s2: f64, guess: f64) -> Option<f64> {
-        let (l0, d2) = (self.l0(), self.d2(s2));
-        let mut s1 = guess;
+    /// s1 on the belt constraint `L(D1(s1), D2(s2)) = l0` for a given s2, and the span angle
+    /// there.
+    ///
+    /// Halley's method, started from the root of the length to second order in beta,
+    /// `L ~ 2C + (pi/2)(D1 + D2) + (D2 - D1)^2/(4C)`, which is explicit (a few 1e-7 m off).
+    /// With `f(s1) = L - l0`, `sin(beta) = (D2 - D1)/(2C)` and `dbeta/ds1 = -c1/(2C cos(beta))`:
+    /// - `f' = (pi/2 - beta) c1 > 0`, so the root is unique;
+    /// - `f'' = c1^2/(2C cos(beta)) > 0`;
+    /// - `f''' = -c1^3 sin(beta)/(4C^2 cos(beta)^3)`.
+    ///
+    /// After a Halley step `delta` the error left is about
+    /// `|f'''/(6 f') - (f''/(2 f'))^2| |delta|^3`; the iteration stops once that is below
+    /// 1e-16 m, where a further step would move s1 by rounding only. From the start above that
+    /// is one iteration, one `asin`; `cos(beta)` is `sqrt(1 - sin^2)`.
+    pub fn solve_s1(&self, l0: f64, s2: f64) -> Option<OnBelt> {
+        let (c, c1, d2) = (self.c, self.c1, self.d2(s2));
+        // u = D2 - D1 solves u^2/(4C) - (pi/2) u + (pi D2 + 2C - l0) = 0; the small root.
+        let q = PI * PI / 4.0 - (PI * d2 + 2.0 * c - l0) / c;
+        let mut s1 = if q >= 0.0 {
+            let u = 2.0 * c * (FRAC_PI_2 - q.sqrt());
+            self.s1_bar + (d2 - u - self.d1_bar) / c1
+        } else {
+            self.s1_bar
+        };
         for _ in 0..50 {
             let d1 = self.d1(s1);
             if !self.valid(d1, d2) {
                 return None;
             }
-            let f = length(self.c, d1, d2) - l0;
-            let step = f / ((FRAC_PI_2 - beta(self.c, d1, d2)) * self.c1);
+            let sin_beta = (d2 - d1) / (2.0 * c);
+            let beta = asin(sin_beta);
+            let cos_beta = (1.0 - sin_beta * sin_beta).sqrt();
+            let f = 2.0 * c * cos_beta + FRAC_PI_2 * (d1 + d2) + beta * (d2 - d1) - l0;
+            let dbeta_ds1 = -c1 / (2.0 * c * cos_beta);
+            let f1 = (FRAC_PI_2 - beta) * c1;
+            let f2 = -c1 * dbeta_ds1;
+            let f3 = f2 * sin_beta / cos_beta * dbeta_ds1;
+            let newton = f / f1;
+            let step = newton / (1.0 - 0.5 * newton * f2 / f1);
             s1 -= step;
-            if step.abs() <= 1e-15 * (1.0 + s1.abs()) {
-                return self.valid(self.d1(s1), d2).then_some(s1);
+            let k = f2 / (2.0 * f1);
+            if (f3 / (6.0 * f1) - k * k).abs() * (step * step * step).abs() <= 1e-16 {
+                // The angle follows s1: beta(sin) to second order in the step.
+                let dbeta = -dbeta_ds1 * step;
+                let sin_beta = (d2 - self.d1(s1)) / (2.0 * c);
+                return self.valid(self.d1(s1), d2).then_some(OnBelt {
+                    s1,
+                    beta: beta + dbeta + 0.5 * sin_beta / cos_beta * dbeta * dbeta,
+                    cos_beta: (1.0 - sin_beta * sin_beta).sqrt(),
+                });
             }
         }
         None
@@ -116,13 +159,13 @@ impl Geometry {
     /// `(pi/2 - beta) c1 ds1 + (pi/2 + beta) c2 ds2 = 0`, so
     /// `s1' = -(c2/c1) (pi/2 + beta)/(pi/2 - beta)`; with `cos(beta) dbeta = (c2 ds2 - c1 ds1)/(2C)`,
     /// `s1'' = -(c2/c1) pi/(pi/2 - beta)^2 * (c2 - c1 s1')/(2C cos(beta))`.
-    pub fn configuration(&self, s2: f64, s1: f64) -> Configuration {
+    pub fn configuration(&self, s2: f64, on: OnBelt) -> Configuration {
+        let OnBelt { s1, beta, cos_beta } = on;
         let (d1, d2) = (self.d1(s1), self.d2(s2));
-        let beta = beta(self.c, d1, d2);
         let (g1, g2) = length_gradient(beta);
         let k = self.c2 / self.c1;
         let s1p = -k * g2 / g1;
-        let dbeta = (self.c2 - self.c1 * s1p) / (2.0 * self.c * cos(beta));
+        let dbeta = (self.c2 - self.c1 * s1p) / (2.0 * self.c * cos_beta);
         let s1pp = -k * std::f64::consts::PI / (g1 * g1) * dbeta;
         let rho = d1 / d2;
         let rho_p = (self.c1 * s1p * d2 - d1 * self.c2) / (d2 * d2);
@@ -188,10 +231,10 @@ mod tests {
         let h = 1e-6;
         for k in -8..=8 {
             let s2 = k as f64 * 0.001;
-            let s1 = g.solve_s1(s2, 0.0).unwrap();
-            let cfg = g.configuration(s2, s1);
-            let up = g.solve_s1(s2 + h, s1).unwrap();
-            let down = g.solve_s1(s2 - h, s1).unwrap();
+            let on = g.solve_s1(g.l0(), s2).unwrap();
+            let cfg = g.configuration(s2, on);
+            let up = g.solve_s1(g.l0(), s2 + h).unwrap().s1;
+            let down = g.solve_s1(g.l0(), s2 - h).unwrap().s1;
             let fd1 = (up - down) / (2.0 * h);
             assert!(
                 (fd1 - cfg.s1p).abs() < 1e-8,
@@ -201,7 +244,7 @@ mod tests {
             // s1'' against a central difference of the (checked) slope s1', not the second
             // difference of s1, whose rounding (eps s1 / h^2) would hide an error of 1e-3.
             let hs = 2e-6;
-            let slope_at = |x: f64| g.configuration(x, g.solve_s1(x, s1).unwrap()).s1p;
+            let slope_at = |x: f64| g.configuration(x, g.solve_s1(g.l0(), x).unwrap()).s1p;
             let fd2 = (slope_at(s2 + hs) - slope_at(s2 - hs)) / (2.0 * hs);
             // Measured: at most 1.3e-9 of |s1''|; the bound leaves a margin of 15.
             assert!(
@@ -213,17 +256,59 @@ mod tests {
             let fdr = (rho(s2 + h, up) - rho(s2 - h, down)) / (2.0 * h);
             assert!((fdr - cfg.rho_p).abs() < 1e-7, "s2 = {s2}");
             assert!((length(g.c, cfg.d1, cfg.d2) - g.l0()).abs() < 1e-14);
+            // The angle carried out of the solve is the one at the final s1.
+            let exact = beta(g.c, cfg.d1, cfg.d2);
+            assert!((on.beta - exact).abs() < 1e-15 && (on.cos_beta - cos(exact)).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn newton_converges_on_steep_spans_and_odd_geometry() {
+        // Far from the reference diameters the second-order start is poor: Newton still lands
+        // on the constraint, to rounding.
+        for (c, d1_bar, d2_bar, c1, c2) in [
+            (0.25, 0.08, 0.12, 4.0, 3.0),
+            (0.1, 0.02, 0.18, 1.0, 9.0),
+            (0.06, 0.1, 0.01, 20.0, 0.5),
+            (1.0, 0.5, 0.5, 4.0, 4.0),
+        ] {
+            let g = Geometry {
+                c,
+                d1_bar,
+                d2_bar,
+                s1_bar: 0.0,
+                s2_bar: 0.0,
+                c1,
+                c2,
+            };
+            for k in -10..=10 {
+                let s2 = k as f64 * 0.002;
+                if let Some(on) = g.solve_s1(g.l0(), s2) {
+                    let (d1, d2) = (g.d1(on.s1), g.d2(s2));
+                    assert!((length(c, d1, d2) - g.l0()).abs() < 1e-14, "{c} {s2}");
+                    assert!((on.beta - beta(c, d1, d2)).abs() < 1e-14, "{c} {s2}");
+                } else {
+                    // Refused only where no valid position exists: L rises with D1, so a
+                    // root needs L below l0 at the smallest valid D1 and above at the largest.
+                    let d2 = g.d2(s2);
+                    let lo = (d2 - 2.0 * c * MAX_SIN_BETA).max(1e-12);
+                    let hi = d2 + 2.0 * c * MAX_SIN_BETA;
+                    let has_root =
+                        d2 > 0.0 && length(c, lo, d2) < g.l0() && length(c, hi, d2) > g.l0();
+                    assert!(!has_root, "refused at C = {c}, s2 = {s2}");
+                }
+            }
         }
     }
 
     #[test]
     fn newton_finds_both_directions_and_rejects_impossible_geometry() {
         let g = geometry();
-        let s1 = g.solve_s1(0.004, 0.0).unwrap();
+        let s1 = g.solve_s1(g.l0(), 0.004).unwrap().s1;
         assert!(s1 < 0.0, "a larger secondary needs a smaller primary");
         let s2 = g.solve_s2(s1, 0.0).unwrap();
         assert!((s2 - 0.004).abs() < 1e-12);
         // Far beyond: the primary diameter would have to be negative.
-        assert!(g.solve_s1(0.2, 0.0).is_none());
+        assert!(g.solve_s1(g.l0(), 0.2).is_none());
     }
 }

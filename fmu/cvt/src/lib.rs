@@ -46,7 +46,7 @@ pub struct Cvt {
     // changed at events only
     energy_impact: f64,
     sheave_mode: i32,
-    // outputs (s1 also warm-starts the constraint solve)
+    // outputs
     s1: f64,
     v1: f64,
     w2: f64,
@@ -128,10 +128,9 @@ impl Cvt {
     /// Lagrange with q = (phi1, s2), T = (J1 + J2 rho^2) w1^2/2 + (m2 + m1 s1'^2) v2^2/2:
     /// `(J1 + J2 rho^2) a1 + 2 J2 rho rho' v2 w1 = tau_1 + rho tau_2`,
     /// `(m2 + m1 s1'^2) a2 + m1 s1' s1'' v2^2 - J2 rho rho' w1^2 = F_2 + F_1 s1'`.
-    fn motion(&self, s1_guess: f64) -> Option<Motion> {
+    fn motion(&self) -> Option<Motion> {
         let g = self.geometry;
-        let s1 = g.solve_s1(self.s2, s1_guess)?;
-        let cfg = g.configuration(self.s2, s1);
+        let cfg = g.configuration(self.s2, g.solve_s1(self.l0, self.s2)?);
         let (rho, rho_p, s1p, s1pp) = (cfg.rho, cfg.rho_p, cfg.s1p, cfg.s1pp);
         let v2 = if self.sheave_mode == FREE {
             self.v2
@@ -229,13 +228,12 @@ impl Cvt {
     fn check_pulleys_apart(&self, lo: f64, hi: f64) -> Result<(), Invalid> {
         let g = self.geometry;
         let mut largest = (f64::NEG_INFINITY, lo);
-        let mut s1_guess = g.s1_bar;
         for k in 0..=200 {
             let s2 = lo + (hi - lo) * f64::from(k) / 200.0;
-            let Some(s1) = g.solve_s1(s2, s1_guess) else {
+            let Some(on) = g.solve_s1(self.l0, s2) else {
                 continue;
             };
-            s1_guess = s1;
+            let s1 = on.s1;
             let half_sum = 0.5 * (g.d1(s1) + g.d2(s2));
             if half_sum > largest.0 {
                 largest = (half_sum, s2);
@@ -269,7 +267,7 @@ impl Cvt {
         let lo = self.s2_min.max(s2_at_s1_max);
         let hi = self.s2_max.min(s2_at_s1_min);
         for (name, s2) in [("s2_min", lo), ("s2_max", hi)] {
-            g.solve_s1(s2, self.geometry.s1_bar)
+            g.solve_s1(self.l0, s2)
                 .ok_or_else(|| impossible(name, s2))?;
         }
         Ok((lo, hi))
@@ -399,8 +397,9 @@ impl Model for Cvt {
         self.sheave_mode = FREE;
         self.s1 = self
             .geometry
-            .solve_s1(self.s2, self.geometry.s1_bar)
-            .expect("checked by effective_travel");
+            .solve_s1(self.l0, self.s2)
+            .expect("checked by effective_travel")
+            .s1;
         Ok(())
     }
 
@@ -413,7 +412,7 @@ impl Model for Cvt {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        match self.motion(self.s1) {
+        match self.motion() {
             Some(m) => {
                 let v2 = if self.sheave_mode == FREE {
                     self.v2
@@ -435,7 +434,7 @@ impl Model for Cvt {
                 z[1] = self.s2_hi - self.s2;
             }
             _ => {
-                let push = self.motion(self.s1).map_or(0.0, |m| m.push);
+                let push = self.motion().map_or(0.0, |m| m.push);
                 z[0] = push;
                 z[1] = 1.0;
             }
@@ -443,7 +442,12 @@ impl Model for Cvt {
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
-        let m = self.motion(self.s1).ok_or_else(|| {
+        // Inside the travel a free sheave has nothing to decide, and the geometry is valid
+        // there (checked at initialization): the constraint solve is only needed at the stops.
+        if self.sheave_mode == FREE && self.s2_lo < self.s2 && self.s2 < self.s2_hi {
+            return Ok(false);
+        }
+        let m = self.motion().ok_or_else(|| {
             Invalid::new(
                 "s2",
                 self.s2,
@@ -468,7 +472,10 @@ impl Model for Cvt {
                     self.s2 = s2;
                     self.v2 = 0.0;
                     self.sheave_mode = mode;
-                    self.s1 = self.geometry.solve_s1(s2, self.s1).unwrap_or(self.s1);
+                    self.s1 = self
+                        .geometry
+                        .solve_s1(self.l0, s2)
+                        .map_or(self.s1, |on| on.s1);
                     return Ok(true);
                 }
             }
@@ -484,7 +491,7 @@ impl Model for Cvt {
     }
 
     fn update_outputs(&mut self, _t: f64) {
-        if let Some(m) = self.motion(self.s1) {
+        if let Some(m) = self.motion() {
             let c = m.cfg;
             self.s1 = c.s1;
             self.d1 = c.d1;

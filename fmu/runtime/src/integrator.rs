@@ -1,8 +1,9 @@
 //! Integration over one communication step, with state and time events located inside it.
 //!
-//! Non-stiff segments are integrated with Tsitouras' explicit Runge-Kutta 5(4) pair
-//! ([`crate::tsit5`]): one instance of it lives as long as the integrator, its buffers sized
-//! once, so a step costs the stages and allocates nothing. While the model reports itself
+//! Non-stiff segments are integrated with an explicit Runge-Kutta pair ([`crate::erk`]):
+//! Tsitouras' 5(4) ([`crate::tsit5`]), or Dormand and Prince's 8(5,3) ([`crate::dop853`]) at
+//! relative tolerances of [`HIGH_ORDER_FROM`] and below. One instance of it lives as long as the integrator, its
+//! buffers sized once, so a step costs the stages and allocates nothing. While the model reports itself
 //! stiff, a segment is integrated with diffsol's BDF instead, built for that segment.
 //!
 //! What carries over from one segment to the next is the step size the method proposed last
@@ -17,8 +18,9 @@
 //! accuracy of a step end rather than of the dense output. The model's event update is repeated
 //! until no mode changes, and the integration goes on from there.
 
+use crate::erk::{self, Erk, Stepped};
 use crate::model::{Invalid, Model};
-use crate::tsit5::{self, Stepped, Tsit5};
+use crate::{dop853::DOP853, tsit5::TSIT5};
 use diffsol::error::DiffsolError;
 use diffsol::{
     NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, OdeBuilder, OdeEquationsImplicit,
@@ -39,6 +41,22 @@ pub const MAX_SEGMENTS: usize = 10_000;
 /// Absolute tolerance per unit of relative tolerance. States are not all O(1) in SI units (a
 /// compliance angle of 1e-4 rad is typical), so the absolute part stays three decades below.
 const ATOL_PER_RTOL: f64 = 1e-3;
+
+/// The relative tolerance from which down the explicit pair is DOP853: there an eighth-order
+/// step goes far enough to repay its twelve stages. At 1e-9 the CrankSlider costs 9,100
+/// instructions per step with DOP853 against 13,300 with Tsit5, and the VariableRatioTransmission
+/// at 1e-12 50,400 against 188,100 (`cargo xtask bench`, docs/performance.md); at 1e-8 a model
+/// that needs one Tsit5 step per millisecond would pay twice its stages.
+pub const HIGH_ORDER_FROM: f64 = 1e-9;
+
+/// The explicit pair for a relative tolerance.
+fn explicit_pair(rtol: f64) -> &'static erk::Tableau {
+    if rtol <= HIGH_ORDER_FROM {
+        &DOP853
+    } else {
+        &TSIT5
+    }
+}
 
 #[derive(Debug)]
 pub enum StepError {
@@ -170,7 +188,7 @@ fn changes_mode<M: Model>(model: &M, c: &mut Context<M>, t: f64, x: &[f64]) -> b
     !matches!(event_iteration(&mut probe, t), Ok(0))
 }
 
-impl<M: Model> tsit5::System for Context<M> {
+impl<M: Model> erk::System for Context<M> {
     fn derivatives(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         self.at(y, t).derivatives(t, dy)
     }
@@ -184,7 +202,7 @@ impl<M: Model> tsit5::System for Context<M> {
 pub struct Integrator<M: Model> {
     context: Rc<RefCell<Context<M>>>,
     /// The explicit method, for non-stiff segments.
-    rk: Tsit5,
+    rk: Erk,
     /// BDF on a diffsol problem built per segment, for stiff ones.
     bdf: Box<dyn Stiff>,
     rtol: f64,
@@ -209,7 +227,13 @@ impl<M: Model> Integrator<M> {
         let rebuild: Rebuild<_> = Box::new(move |t0, h0| problem(shared.clone(), rtol, t0, h0));
         Ok(Integrator {
             context,
-            rk: Tsit5::new(M::STATES, M::EVENT_INDICATORS, rtol, rtol * ATOL_PER_RTOL),
+            rk: Erk::new(
+                explicit_pair(rtol),
+                M::STATES,
+                M::EVENT_INDICATORS,
+                rtol,
+                rtol * ATOL_PER_RTOL,
+            ),
             bdf: Box::new(Bdf { rebuild }),
             rtol,
             x: vec![0.0; M::STATES],
@@ -544,7 +568,7 @@ fn not_finite(t: f64) -> StepError {
 
 /// One non-stiff segment with the instance's explicit method, in the model's working copy.
 struct Explicit<'a, M: Model> {
-    rk: &'a mut Tsit5,
+    rk: &'a mut Erk,
     c: &'a mut Context<M>,
     /// The model as the segment started, to try events on.
     model: &'a M,
@@ -723,26 +747,30 @@ mod tests {
 
     #[test]
     fn bounce_times_are_located_inside_the_step() {
-        let mut ball = Ball {
-            h: 1.0,
-            v: 0.0,
-            bounces: 0,
-        };
-        // One communication step of 1 s holds the first two bounces.
-        let t1 = (2.0f64 / G).sqrt();
-        let t2 = t1 + 2.0 * E * G * t1 / G;
-        let stats = integrate(&mut ball, 0.0, 1.0, 1e-10).unwrap();
-        assert_eq!(stats.state_events, 2);
-        assert_eq!(ball.bounces, 2);
-        // After the second bounce: v(t2+) = E^2 * G * t1, then free flight to t = 1.
-        let v2 = E * E * G * t1;
-        let dt = 1.0 - t2;
-        assert!((ball.v - (v2 - G * dt)).abs() < 1e-8, "v = {}", ball.v);
-        assert!(
-            (ball.h - (v2 * dt - 0.5 * G * dt * dt)).abs() < 1e-8,
-            "h = {}",
-            ball.h
-        );
+        // Both explicit pairs: Tsit5 at 1e-8, DOP853 at 1e-11.
+        for rtol in [1e-8, 1e-11] {
+            let mut ball = Ball {
+                h: 1.0,
+                v: 0.0,
+                bounces: 0,
+            };
+            // One communication step of 1 s holds the first two bounces.
+            let t1 = (2.0f64 / G).sqrt();
+            let t2 = t1 + 2.0 * E * G * t1 / G;
+            let stats = integrate(&mut ball, 0.0, 1.0, rtol).unwrap();
+            assert_eq!(stats.state_events, 2);
+            assert_eq!(ball.bounces, 2);
+            // After the second bounce: v(t2+) = E^2 * G * t1, then free flight to t = 1.
+            let v2 = E * E * G * t1;
+            let dt = 1.0 - t2;
+            assert!(
+                (ball.v - (v2 - G * dt)).abs() < 1e-8,
+                "{rtol}: v = {}",
+                ball.v
+            );
+            let h = v2 * dt - 0.5 * G * dt * dt;
+            assert!((ball.h - h).abs() < 1e-8, "{rtol}: h = {}", ball.h);
+        }
     }
 
     #[test]

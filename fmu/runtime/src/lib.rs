@@ -3,6 +3,8 @@
 //! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
 //! [`export_fmu!`]; everything FMI lives here.
 
+pub mod dop853;
+pub mod erk;
 pub mod integrator;
 pub mod logger;
 pub mod math;
