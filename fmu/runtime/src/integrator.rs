@@ -307,10 +307,15 @@ impl<M: Model> Integrator<M> {
                     t = tr;
                     self.apply_inputs(model, t);
                     // A crossing at rounding level that changes no mode is no event.
+                    model.get_states(&mut self.x);
                     if event_iteration(model, t)? > 0 {
                         stats.state_events += 1;
                         log_event(&format!("state event at t = {t}{}", described(model, t)));
-                        restart = true;
+                        // States that jumped (an impact, a stop) start the step size afresh. An
+                        // event that only switches a mode keeps it: where the derivative jumped
+                        // with it, the error control shortens the next step.
+                        model.get_states(&mut self.fallback);
+                        restart = self.x != self.fallback;
                     }
                     segments += 1;
                     if segments > MAX_SEGMENTS {
