@@ -120,20 +120,7 @@ const A: [&[f64]; 13] = [
         12.360567175794303,
         0.6433927460157636,
     ],
-    &[
-        0.054293734116568765,
-        0.0,
-        0.0,
-        0.0,
-        0.0,
-        4.450312892752409,
-        1.8915178993145003,
-        -5.801203960010585,
-        0.3111643669578199,
-        -0.1521609496625161,
-        0.20136540080403034,
-        0.04471061572777259,
-    ],
+    &B,
 ];
 /// The fifth-order error estimate's weights.
 const E5: [f64; 13] = [
@@ -151,9 +138,9 @@ const E5: [f64; 13] = [
     -0.022355307863886294,
     0.0,
 ];
-/// The third-order one's: `b - bhh`.
-const E3: [f64; 13] = [
-    -0.18980075407240762,
+/// The solution's weights `b`.
+const B: [f64; 12] = [
+    0.054293734116568765,
     0.0,
     0.0,
     0.0,
@@ -161,12 +148,34 @@ const E3: [f64; 13] = [
     4.450312892752409,
     1.8915178993145003,
     -5.801203960010585,
-    -0.4226823213237919,
+    0.3111643669578199,
     -0.1521609496625161,
     0.20136540080403034,
-    0.02265179219836082,
-    0.0,
+    0.04471061572777259,
 ];
+/// The third-order solution's weights where they differ from `b`: stages 1, 9 and 12.
+const BHH: [(usize, f64); 3] = [
+    (0, 0.2440944881889764),
+    (8, 0.7338466882816118),
+    (11, 0.022058823529411766),
+];
+/// The third-order estimate's weights, `b - bhh`.
+const E3: [f64; 13] = difference(B, BHH);
+
+const fn difference(b: [f64; 12], bhh: [(usize, f64); 3]) -> [f64; 13] {
+    let mut e = [0.0; 13];
+    let mut i = 0;
+    while i < 12 {
+        e[i] = b[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < 3 {
+        e[bhh[j].0] -= bhh[j].1;
+        j += 1;
+    }
+    e
+}
 /// The continuous extension: three more stages, and the weights of its four highest
 /// coefficients over all 16 stages.
 const C_DENSE: [f64; 3] = [0.1, 0.2, 0.7777777777777778];
