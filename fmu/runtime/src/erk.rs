@@ -228,16 +228,17 @@ impl Erk {
         self.mean_square(v).sqrt()
     }
 
-    /// `out[j] = Σ_s w[s] k[s][j]`, stage after stage (rows of `out.len()`): whole rows at a
-    /// time, and no work for a zero weight; unrolled for the usual numbers of states.
-    fn weighed(out: &mut [f64], k: &[f64], w: &[f64]) {
+    /// `out[j] = base[j] + scale Σ_s w[s] k[s][j]` (no `base`: 0), stage after stage (rows of
+    /// `out.len()`): whole rows at a time, no work for a zero weight, and unrolled in registers
+    /// for the usual numbers of states.
+    fn weighed(out: &mut [f64], k: &[f64], w: &[f64], base: Option<&[f64]>, scale: f64) {
         match out.len() {
-            1 => weighed_n::<1>(out, k, w),
-            2 => weighed_n::<2>(out, k, w),
-            3 => weighed_n::<3>(out, k, w),
-            4 => weighed_n::<4>(out, k, w),
-            5 => weighed_n::<5>(out, k, w),
-            6 => weighed_n::<6>(out, k, w),
+            1 => weighed_n::<1>(out, k, w, base, scale),
+            2 => weighed_n::<2>(out, k, w, base, scale),
+            3 => weighed_n::<3>(out, k, w, base, scale),
+            4 => weighed_n::<4>(out, k, w, base, scale),
+            5 => weighed_n::<5>(out, k, w, base, scale),
+            6 => weighed_n::<6>(out, k, w, base, scale),
             _ => {
                 out.fill(0.0);
                 for (w, ks) in w.iter().zip(k.chunks_exact(out.len())) {
@@ -247,16 +248,21 @@ impl Erk {
                         }
                     }
                 }
+                match base {
+                    Some(base) => {
+                        for (o, b) in out.iter_mut().zip(base) {
+                            *o = b + scale * *o;
+                        }
+                    }
+                    None => out.iter_mut().for_each(|o| *o *= scale),
+                }
             }
         }
     }
 
     /// The states `y0 + h Σ_s a[s] k[s]` of a stage, in `ys`.
     fn stage_states(&mut self, a: &[f64], h: f64) {
-        Self::weighed(&mut self.acc, &self.k, a);
-        for ((ys, y0), acc) in self.ys.iter_mut().zip(&self.y0).zip(&self.acc) {
-            *ys = y0 + h * acc;
-        }
+        Self::weighed(&mut self.ys, &self.k, a, Some(&self.y0), h);
     }
 
     /// A first step from the current state (Hairer, Norsett and Wanner, Solving ODEs I, II.4):
@@ -303,14 +309,14 @@ impl Erk {
     /// The error of the step of length `h` just staged, as a mean square (accepted below 1).
     fn error(&mut self, h: f64) -> f64 {
         let pair = self.pair;
-        Self::weighed(&mut self.acc, &self.k, pair.e);
-        let high = self.mean_square(|j| h * self.acc[j]);
+        Self::weighed(&mut self.acc, &self.k, pair.e, None, h);
+        let high = self.mean_square(|j| self.acc[j]);
         if pair.e_low.is_empty() {
             return high;
         }
         // Hairer's DOP853: err = err5^2 / sqrt(err5^2 + 0.01 err3^2), as a root mean square.
-        Self::weighed(&mut self.acc, &self.k, pair.e_low);
-        let low = self.mean_square(|j| h * self.acc[j]);
+        Self::weighed(&mut self.acc, &self.k, pair.e_low, None, h);
+        let low = self.mean_square(|j| self.acc[j]);
         let denominator = high + 0.01 * low;
         if denominator > 0.0 {
             high * high / denominator
@@ -428,10 +434,7 @@ impl Erk {
             self.r[2 * n + j] = step - h * self.k[last + j] - spline;
         }
         for (m, d) in d.iter().enumerate() {
-            Self::weighed(&mut self.acc, &self.k, d);
-            for (r, acc) in self.r[(3 + m) * n..(4 + m) * n].iter_mut().zip(&self.acc) {
-                *r = h * acc;
-            }
+            Self::weighed(&mut self.r[(3 + m) * n..(4 + m) * n], &self.k, d, None, h);
         }
         self.dense_ready = true;
     }
@@ -447,10 +450,7 @@ impl Erk {
                 for (w, r) in w.iter_mut().zip(r) {
                     *w = h * theta * (r[0] + theta * (r[1] + theta * (r[2] + theta * r[3])));
                 }
-                Self::weighed(&mut self.acc, &self.k, &w[..r.len()]);
-                for ((out, y0), acc) in out.iter_mut().zip(&self.y0).zip(&self.acc) {
-                    *out = y0 + acc;
-                }
+                Self::weighed(out, &self.k, &w[..r.len()], Some(&self.y0), 1.0);
             }
             Dense::Hairer { .. } => {
                 debug_assert!(self.dense_ready, "interpolation before prepare_dense");
@@ -538,7 +538,13 @@ impl Erk {
 }
 
 /// [`Erk::weighed`] for `N` states.
-fn weighed_n<const N: usize>(out: &mut [f64], k: &[f64], w: &[f64]) {
+fn weighed_n<const N: usize>(
+    out: &mut [f64],
+    k: &[f64],
+    w: &[f64],
+    base: Option<&[f64]>,
+    scale: f64,
+) {
     let mut acc = [0.0; N];
     for (w, ks) in w.iter().zip(k.chunks_exact(N)) {
         if *w != 0.0 {
@@ -547,7 +553,18 @@ fn weighed_n<const N: usize>(out: &mut [f64], k: &[f64], w: &[f64]) {
             }
         }
     }
-    out.copy_from_slice(&acc);
+    match base {
+        Some(base) => {
+            for ((o, b), a) in out.iter_mut().zip(base).zip(&acc) {
+                *o = b + scale * a;
+            }
+        }
+        None => {
+            for (o, a) in out.iter_mut().zip(&acc) {
+                *o = scale * a;
+            }
+        }
+    }
 }
 
 /// The indicator whose sign changes from `g0` to `g1` earliest, were each linear in between.
