@@ -122,9 +122,9 @@ impl Geometry {
             let k = f2 / (2.0 * f1);
             if (f3 / (6.0 * f1) - k * k).abs() * (step * step * step).abs() <= 1e-16 {
                 // The angle follows s1: beta(sin) to second order in the step.
-                let dbeta = -dbeta_ds1 * step;
-                let sin_beta = (d2 - self.d1(s1)) / (2.0 * c);
-                return self.valid(self.d1(s1), d2).then_some(OnBelt {
+                let (dbeta, d1) = (-dbeta_ds1 * step, self.d1(s1));
+                let sin_beta = (d2 - d1) / (2.0 * c);
+                return self.valid(d1, d2).then_some(OnBelt {
                     s1,
                     beta: beta + dbeta + 0.5 * sin_beta / cos_beta * dbeta * dbeta,
                     cos_beta: (1.0 - sin_beta * sin_beta).sqrt(),

@@ -7,7 +7,6 @@
 use crate::erk::{Dense, Tableau};
 
 pub static DOP853: Tableau = Tableau {
-    name: "DOP853",
     c: &C,
     a: &A,
     e: &E5,

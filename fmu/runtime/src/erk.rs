@@ -22,7 +22,6 @@ use crate::math;
 /// An explicit pair: `S` stages, the last the derivative at the step's end (first same as last:
 /// its row of `a` is the solution's weights).
 pub struct Tableau {
-    pub name: &'static str,
     /// Nodes.
     pub c: &'static [f64],
     /// Row `i` holds `a[i][j]`, `j < i`.
@@ -179,10 +178,6 @@ impl Erk {
         }
     }
 
-    pub fn name(&self) -> &'static str {
-        self.pair.name
-    }
-
     pub fn y(&self) -> &[f64] {
         &self.y
     }
@@ -335,11 +330,13 @@ impl Erk {
         } else if error >= self.shrink_above {
             pair.shrink_most
         } else {
-            // 0.9 (error^2)^(-1/(2(q+1))); for q + 1 = 8, four square roots.
-            let root = if pair.exponent == 8 {
-                error.sqrt().sqrt().sqrt().sqrt()
+            // 0.9 (error^2)^(-1/(2(q+1))): a root of a power-of-two degree is square roots
+            // (DOP853: four), any other the power function.
+            let degree = 2 * pair.exponent.unsigned_abs();
+            let root = if degree.is_power_of_two() {
+                (0..degree.trailing_zeros()).fold(error, |r, _| r.sqrt())
             } else {
-                math::pow(error, 0.5 / f64::from(pair.exponent))
+                math::pow(error, 1.0 / f64::from(degree))
             };
             (SAFETY / root).clamp(pair.shrink_most, pair.grow_most)
         }
@@ -441,7 +438,7 @@ impl Erk {
 
     /// The states at `t` within the last step, from the continuous extension (made ready by
     /// [`Erk::step`] when it reports a crossing).
-    pub fn interpolate(&mut self, t: f64, out: &mut [f64]) {
+    pub fn interpolate(&self, t: f64, out: &mut [f64]) {
         let (n, h) = (self.y.len(), self.h0);
         let theta = if h == 0.0 { 1.0 } else { (t - self.t0) / h };
         match self.pair.dense {

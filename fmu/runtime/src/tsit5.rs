@@ -6,7 +6,6 @@
 use crate::erk::{Dense, Tableau};
 
 pub static TSIT5: Tableau = Tableau {
-    name: "Tsit5",
     c: &C,
     a: &A,
     e: &E,
