@@ -134,12 +134,21 @@ struct Context<M> {
 }
 
 impl<M: Model> Context<M> {
+    /// The working model at states `x` (the solver's) and time `t`. Called for every stage: the
+    /// loops run to the constant `M::STATES`, so they unroll.
     fn at(&mut self, x: &[f64], t: f64) -> &M {
-        self.inputs.apply(&mut self.model, t);
-        for ((f, x), o) in self.full.iter_mut().zip(x).zip(&self.offset) {
-            *f = x + o;
+        if !self.inputs.ramps.is_empty() {
+            self.inputs.apply(&mut self.model, t);
         }
-        self.model.set_states(&self.full);
+        let (full, x, offset) = (
+            &mut self.full[..M::STATES],
+            &x[..M::STATES],
+            &self.offset[..M::STATES],
+        );
+        for i in 0..M::STATES {
+            full[i] = x[i] + offset[i];
+        }
+        self.model.set_states(full);
         &self.model
     }
 
