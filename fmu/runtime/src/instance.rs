@@ -627,8 +627,10 @@ impl<M: Model> Instance<M> {
         }
         let logger = &self.logger;
         let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
+        let log: Option<&mut dyn FnMut(&str)> =
+            logger.enabled(Category::Events).then_some(&mut log);
         let mut h = self.step_size;
-        let result = integrator.integrate(&mut self.model, tc, t_end, &mut h, &mut log);
+        let result = integrator.integrate(&mut self.model, tc, t_end, &mut h, log);
         if let Err(e) = result {
             self.model = before;
             return self.failed(format!(

@@ -276,8 +276,15 @@ impl<M: Model> Integrator<M> {
         t0: f64,
         t1: f64,
         h: &mut f64,
-        log_event: &mut dyn FnMut(&str),
+        mut log_event: Option<&mut dyn FnMut(&str)>,
     ) -> Result<StepStats, StepError> {
+        // The message is only written when someone reads it: formatting a time costs more than
+        // the step it describes.
+        let mut log = |text: &dyn Fn() -> String| {
+            if let Some(log) = log_event.as_mut() {
+                log(&text())
+            }
+        };
         let mut stats = StepStats::default();
         let mut segments = 0;
         let mut t = t0;
@@ -288,10 +295,12 @@ impl<M: Model> Integrator<M> {
         // start at zero: the solver then starts with a first step of its own estimate.
         let mut restart = event_iteration(model, t)? > 0;
         if restart {
-            log_event(&format!(
-                "mode change at the communication point t = {t}{}",
-                described(model, t)
-            ));
+            log(&|| {
+                format!(
+                    "mode change at the communication point t = {t}{}",
+                    described(model, t)
+                )
+            });
         }
         if !(h.is_finite() && *h > 0.0) {
             *h = t1 - t0;
@@ -308,7 +317,7 @@ impl<M: Model> Integrator<M> {
                     self.apply_inputs(model, t);
                     if time_event.is_some() {
                         stats.time_events += 1;
-                        log_event(&format!("time event at t = {t}{}", described(model, t)));
+                        log(&|| format!("time event at t = {t}{}", described(model, t)));
                         restart = event_iteration(model, t)? > 0;
                     }
                 }
@@ -319,7 +328,7 @@ impl<M: Model> Integrator<M> {
                     model.get_states(&mut self.x);
                     if event_iteration(model, t)? > 0 {
                         stats.state_events += 1;
-                        log_event(&format!("state event at t = {t}{}", described(model, t)));
+                        log(&|| format!("state event at t = {t}{}", described(model, t)));
                         // States that jumped (an impact, a stop) start the step size afresh. An
                         // event that only switches a mode keeps it: where the derivative jumped
                         // with it, the error control shortens the next step.
@@ -748,7 +757,7 @@ fn integrate<M: Model>(model: &mut M, t0: f64, t1: f64, rtol: f64) -> Result<Ste
     let mut h = f64::NAN;
     Integrator::<M>::new(rtol)
         .unwrap()
-        .integrate(model, t0, t1, &mut h, &mut |_| {})
+        .integrate(model, t0, t1, &mut h, None)
 }
 
 #[cfg(test)]
