@@ -43,9 +43,9 @@ pub const MAX_SEGMENTS: usize = 10_000;
 const ATOL_PER_RTOL: f64 = 1e-3;
 
 /// The relative tolerance from which down the explicit pair is DOP853: there an eighth-order
-/// step goes far enough to repay its twelve stages. At 1e-9 the CrankSlider costs 8,400
-/// instructions per step with DOP853 against 13,300 with Tsit5, and the VariableRatioTransmission
-/// at 1e-12 47,600 against 188,100 (`cargo xtask bench`, docs/performance.md); at 1e-8 a model
+/// step goes far enough to repay its twelve stages. When this was chosen, at 1e-9 the CrankSlider
+/// cost 8,400 instructions per step with DOP853 against 13,300 with Tsit5, and the
+/// VariableRatioTransmission at 1e-12 47,600 against 188,100 (`cargo xtask bench`); at 1e-8 a model
 /// that needs one Tsit5 step per millisecond would pay twice its stages.
 pub const HIGH_ORDER_FROM: f64 = 1e-9;
 
