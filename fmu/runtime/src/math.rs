@@ -119,19 +119,16 @@ fn reduce(x: f64, ix: u32) -> (i32, f64, f64) {
     let mut y0 = r - w;
     let exponent = |y: f64| ((y.to_bits() >> 52) & 0x7ff) as i32;
     let ex = (ix >> 20) as i32;
-    if ex - exponent(y0) > 16 {
-        let t = r;
-        w = f_n * PIO2_2;
-        r = t - w;
-        w = f_n * PIO2_2T - ((t - r) - w);
-        y0 = r - w;
-        if ex - exponent(y0) > 49 {
-            let t = r;
-            w = f_n * PIO2_3;
-            r = t - w;
-            w = f_n * PIO2_3T - ((t - r) - w);
-            y0 = r - w;
+    // Each further round takes the next 33 bits of π/2, when the last left too few.
+    for (part, tail, cancelled) in [(PIO2_2, PIO2_2T, 16), (PIO2_3, PIO2_3T, 49)] {
+        if ex - exponent(y0) <= cancelled {
+            break;
         }
+        let t = r;
+        w = f_n * part;
+        r = t - w;
+        w = f_n * tail - ((t - r) - w);
+        y0 = r - w;
     }
     (n, y0, (r - y0) - w)
 }
