@@ -160,7 +160,7 @@ impl Erk {
         let hairer = matches!(pair.dense, Dense::Hairer { .. });
         let last = pair.stages() - 1;
         let weighs = |e: &[f64]| e.get(last).is_some_and(|w| *w != 0.0);
-        let lazy_end = hairer && !weighs(pair.e) && !weighs(pair.e_low);
+        let lazy_end = !weighs(pair.e) && !weighs(pair.e_low);
         Erk {
             pair,
             rtol,
@@ -441,16 +441,19 @@ impl Erk {
         })
     }
 
-    /// Makes the continuous extension of the last step ready: for Hairer's form, its extra
-    /// stages and coefficients (three more evaluations, only for a step with a crossing).
+    /// Makes the continuous extension of the last step ready: the derivative at its end, if the
+    /// step left it for later, and for Hairer's form its extra stages and coefficients (three
+    /// more evaluations, only for a step with a crossing).
     fn prepare_dense(&mut self, sys: &mut impl System) {
-        let Dense::Hairer { c, a, d } = self.pair.dense else {
-            return;
-        };
         if self.dense_ready {
             return;
         }
+        // Every continuous extension weighs the derivative at the step's end.
         self.end_derivative(sys);
+        let Dense::Hairer { c, a, d } = self.pair.dense else {
+            self.dense_ready = true;
+            return;
+        };
         let (n, h, first) = (self.y.len(), self.h0, self.pair.stages());
         for (e, (c, a)) in c.iter().zip(a).enumerate() {
             let i = first + e;

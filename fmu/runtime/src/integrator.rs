@@ -137,9 +137,7 @@ impl<M: Model> Context<M> {
     /// The working model at states `x` (the solver's) and time `t`. Called for every stage: the
     /// loops run to the constant `M::STATES`, so they unroll.
     fn at(&mut self, x: &[f64], t: f64) -> &M {
-        if !self.inputs.ramps.is_empty() {
-            self.inputs.apply(&mut self.model, t);
-        }
+        self.inputs.apply(&mut self.model, t);
         let (full, x, offset) = (
             &mut self.full[..M::STATES],
             &x[..M::STATES],
