@@ -56,6 +56,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs `f` on the instance behind `c` if `function` is allowed in its state.
+#[inline(always)]
 unsafe fn call<M: Model>(
     c: *mut c_void,
     function: &str,

@@ -72,30 +72,33 @@ impl Interface {
     }
 }
 
-/// Functions of one interface only: called on an instance of the other, they are refused.
-const CO_SIMULATION_ONLY: &[&str] = &[
-    "fmi2SetRealInputDerivatives",
-    "fmi2GetRealOutputDerivatives",
-    "fmi2DoStep",
-    "fmi2CancelStep",
-    "fmi2GetStatus",
-    "fmi2GetRealStatus",
-    "fmi2GetIntegerStatus",
-    "fmi2GetBooleanStatus",
-    "fmi2GetStringStatus",
-];
-const MODEL_EXCHANGE_ONLY: &[&str] = &[
-    "fmi2EnterEventMode",
-    "fmi2NewDiscreteStates",
-    "fmi2EnterContinuousTimeMode",
-    "fmi2CompletedIntegratorStep",
-    "fmi2SetTime",
-    "fmi2SetContinuousStates",
-    "fmi2GetDerivatives",
-    "fmi2GetEventIndicators",
-    "fmi2GetContinuousStates",
-    "fmi2GetNominalsOfContinuousStates",
-];
+/// The interface a function belongs to, if only one: called on an instance of the other, it is
+/// refused. A `match`, so that with the name a constant it folds away at compile time.
+#[inline(always)]
+fn only_for(function: &str) -> Option<Interface> {
+    match function {
+        "fmi2SetRealInputDerivatives"
+        | "fmi2GetRealOutputDerivatives"
+        | "fmi2DoStep"
+        | "fmi2CancelStep"
+        | "fmi2GetStatus"
+        | "fmi2GetRealStatus"
+        | "fmi2GetIntegerStatus"
+        | "fmi2GetBooleanStatus"
+        | "fmi2GetStringStatus" => Some(Interface::CoSimulation),
+        "fmi2EnterEventMode"
+        | "fmi2NewDiscreteStates"
+        | "fmi2EnterContinuousTimeMode"
+        | "fmi2CompletedIntegratorStep"
+        | "fmi2SetTime"
+        | "fmi2SetContinuousStates"
+        | "fmi2GetDerivatives"
+        | "fmi2GetEventIndicators"
+        | "fmi2GetContinuousStates"
+        | "fmi2GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
+        _ => None,
+    }
+}
 
 /// What `fmi2NewDiscreteStates` reports (`fmi2EventInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -249,14 +252,13 @@ impl<M: Model> Instance<M> {
     }
 
     /// Checks that `function` may be called in the current state.
+    // Inlined into each FFI function, where the name is a constant: `only_for` folds away.
+    #[inline(always)]
     pub fn check_state(&self, function: &str, states: &[FmiState]) -> Result<(), String> {
-        let (other, other_name) = match self.interface {
-            Interface::ModelExchange => (CO_SIMULATION_ONLY, Interface::CoSimulation.name()),
-            Interface::CoSimulation => (MODEL_EXCHANGE_ONLY, Interface::ModelExchange.name()),
-        };
-        if other.contains(&function) {
+        if let Some(only) = only_for(function).filter(|i| *i != self.interface) {
             return Err(format!(
-                "{function} is a {other_name} function; this instance was created for {}",
+                "{function} is a {} function; this instance was created for {}",
+                only.name(),
                 self.interface.name()
             ));
         }

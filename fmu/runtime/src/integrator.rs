@@ -1,8 +1,9 @@
 //! Integration over one communication step, with state and time events located inside it.
 //!
 //! Non-stiff segments are integrated with an explicit Runge-Kutta pair ([`crate::erk`]):
-//! Tsitouras' 5(4) ([`crate::tsit5`]), or Dormand and Prince's 8(5,3) ([`crate::dop853`]) at
-//! relative tolerances of [`HIGH_ORDER_FROM`] and below. One instance of it lives as long as the integrator, its
+//! Tsitouras' 5(4) ([`crate::tsit5`]); Verner's 6(5) ([`crate::vern6`]) for a model that asks
+//! for it from some tolerance down ([`Model::SIXTH_ORDER_FROM`]); Dormand and Prince's 8(5,3)
+//! ([`crate::dop853`]) at relative tolerances of [`HIGH_ORDER_FROM`] and below. One instance of it lives as long as the integrator, its
 //! buffers sized once, so a step costs the stages and allocates nothing. While the model reports itself
 //! stiff, a segment is integrated with diffsol's BDF instead, built for that segment.
 //!
@@ -20,7 +21,7 @@
 
 use crate::erk::{self, Erk, Stepped};
 use crate::model::{Invalid, Model};
-use crate::{dop853::DOP853, tsit5::TSIT5};
+use crate::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
 use diffsol::error::DiffsolError;
 use diffsol::{
     NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, OdeBuilder, OdeEquationsImplicit,
@@ -49,10 +50,13 @@ const ATOL_PER_RTOL: f64 = 1e-3;
 /// that needs one Tsit5 step per millisecond would pay twice its stages.
 pub const HIGH_ORDER_FROM: f64 = 1e-9;
 
-/// The explicit pair for a relative tolerance.
-fn explicit_pair(rtol: f64) -> &'static erk::Tableau {
+/// The explicit pair for a relative tolerance: DOP853 from [`HIGH_ORDER_FROM`] down, Verner's
+/// 6(5) from the model's [`Model::SIXTH_ORDER_FROM`] down to there, Tsitouras' 5(4) above.
+fn explicit_pair<M: Model>(rtol: f64) -> &'static erk::Tableau {
     if rtol <= HIGH_ORDER_FROM {
         &DOP853
+    } else if rtol <= M::SIXTH_ORDER_FROM {
+        &VERN6
     } else {
         &TSIT5
     }
@@ -136,6 +140,7 @@ struct Context<M> {
 impl<M: Model> Context<M> {
     /// The working model at states `x` (the solver's) and time `t`. Called for every stage: the
     /// loops run to the constant `M::STATES`, so they unroll.
+    #[inline(always)]
     fn at(&mut self, x: &[f64], t: f64) -> &M {
         self.inputs.apply(&mut self.model, t);
         let (full, x, offset) = (
@@ -196,6 +201,7 @@ fn changes_mode<M: Model>(model: &M, c: &mut Context<M>, t: f64, x: &[f64]) -> b
 }
 
 impl<M: Model> erk::System for Context<M> {
+    #[inline(always)]
     fn derivatives(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
         self.at(y, t).derivatives(t, dy)
     }
@@ -235,7 +241,7 @@ impl<M: Model> Integrator<M> {
         Ok(Integrator {
             context,
             rk: Erk::new(
-                explicit_pair(rtol),
+                explicit_pair::<M>(rtol),
                 M::STATES,
                 M::EVENT_INDICATORS,
                 rtol,

@@ -11,6 +11,7 @@ pub mod math;
 pub mod model;
 pub mod tsit5;
 pub mod variables;
+pub mod vern6;
 
 pub use model::{Experiment, Invalid, Model};
 pub use variables::{Access, Causality, Initial, Var, Variability};

@@ -82,13 +82,19 @@ pub trait Model: Default + Clone + Send + 'static {
     /// increments matter, so the integrator controls their error relative to the distance
     /// travelled rather than to their value.
     const ANGLE_STATES: &'static [usize] = &[];
+    /// The relative tolerance from which down (to [`crate::integrator::HIGH_ORDER_FROM`], where
+    /// DOP853 takes over) the runtime integrates with Verner's 6(5) pair instead of Tsitouras'
+    /// 5(4): eight evaluations a step against six, repaid where the steps are limited by
+    /// accuracy rather than by the communication step (a crank turning half a radian per
+    /// step, say). 0, the default: never.
+    const SIXTH_ORDER_FROM: f64 = 0.0;
 
     /// The variable table; the value reference of a variable is its position in it.
     fn variables() -> Vec<Var<Self>>;
 
     /// Whether the equations are stiff with the current parameters and inputs. The runtime then
     /// integrates with diffsol's BDF (variable order, Newton with a finite-difference Jacobian)
-    /// instead of the explicit Runge-Kutta 5(4) pair. Asked at the start of every integration
+    /// instead of an explicit Runge-Kutta pair. Asked at the start of every integration
     /// segment.
     fn stiff(&self) -> bool {
         false
