@@ -152,7 +152,7 @@ impl Model for CrankSlider {
         "Crank-slider: crank inertia J and piston mass m on a massless rod; torque and piston force in";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     // A crank at speed turns up to half a radian per 1 ms step: steps limited by accuracy, where
-    // Verner's 6(5) pair goes furthest for its evaluations (documentation, "Integration").
+    // Verner's 6(5) pair goes furthest for its evaluations (documentation.html, "Integration").
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0).with_tolerance(1e-6);
     const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;

@@ -237,6 +237,24 @@ fn html_escape(s: &str) -> String {
 }
 
 /// documentation/index.html: the model's own text followed by the generated variable table.
+/// The internal integrators, as the tolerance selects them for this model.
+fn solver_text<M: Model>() -> String {
+    use crate::integrator::HIGH_ORDER_FROM;
+    let explicit = if M::SIXTH_ORDER_FROM > HIGH_ORDER_FROM {
+        format!(
+            "Tsitouras' 5(4) above a relative tolerance of {:e}, Verner's 6(5) from there down \
+             to {HIGH_ORDER_FROM:e}",
+            M::SIXTH_ORDER_FROM
+        )
+    } else {
+        format!("Tsitouras' 5(4) above a relative tolerance of {HIGH_ORDER_FROM:e}")
+    };
+    format!(
+        "an explicit Runge-Kutta pair ({explicit}, Dormand and Prince's 8(5,3) from there down), \
+         or diffsol's BDF (implicit, variable order) while the parameters make the model stiff"
+    )
+}
+
 pub fn documentation<M: Model>() -> String {
     let vars = M::variables();
     let defaults = M::default();
@@ -298,8 +316,7 @@ No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
 </html>
 "#,
         name = M::NAME,
-        solver = "Tsitouras' explicit Runge-Kutta 5(4) pair, or diffsol's BDF (implicit, variable \
-                  order) while the parameters make the model stiff",
+        solver = solver_text::<M>(),
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,

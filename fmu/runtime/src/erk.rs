@@ -274,6 +274,8 @@ impl Erk {
             4 => weighed_n::<4>(out, k, w, base, scale),
             5 => weighed_n::<5>(out, k, w, base, scale),
             6 => weighed_n::<6>(out, k, w, base, scale),
+            7 => weighed_n::<7>(out, k, w, base, scale),
+            8 => weighed_n::<8>(out, k, w, base, scale),
             _ => {
                 out.fill(0.0);
                 for (w, ks) in w.iter().zip(k.chunks_exact(out.len())) {
@@ -395,13 +397,13 @@ impl Erk {
         } else {
             // 0.9 (error^2)^(-1/(2(q+1))): a root of degree 2^k or 3 2^k is square roots after
             // a cube root (DOP853: four square roots; Verner's pair: a cube root and two), any
-            // other the power function, five times as costly.
+            // other the power function, eight times as costly.
             let degree = 2 * pair.exponent.unsigned_abs();
             let twos = degree.trailing_zeros();
             let square_roots = |r: f64| (0..twos).fold(r, |r, _| r.sqrt());
             let root = match degree >> twos {
                 1 => square_roots(error),
-                3 => square_roots(math::cbrt(error)),
+                3 => square_roots(cube_root(error)),
                 _ => math::pow(error, 1.0 / f64::from(degree)),
             };
             (SAFETY / root).clamp(pair.shrink_most, pair.grow_most)
@@ -420,6 +422,8 @@ impl Erk {
             4 => self.step_n::<4>(sys, stop, near),
             5 => self.step_n::<5>(sys, stop, near),
             6 => self.step_n::<6>(sys, stop, near),
+            7 => self.step_n::<7>(sys, stop, near),
+            8 => self.step_n::<8>(sys, stop, near),
             _ => self.step_n::<0>(sys, stop, near),
         }
     }
@@ -436,9 +440,9 @@ impl Erk {
         self.end_derivative(sys);
         // Remember the start, for the dense output and for stepping again from here.
         self.t0 = self.t;
-        self.y0.copy_from_slice(&self.y);
-        self.g0.copy_from_slice(&self.g);
-        self.k[..n].copy_from_slice(&self.dy);
+        copy_n::<N>(&mut self.y0, &self.y);
+        copy_few(&mut self.g0, &self.g);
+        copy_n::<N>(&mut self.k[..n], &self.dy);
         self.dense_ready = false;
         let mut h = self.h;
         let mut rejections = 0;
@@ -458,11 +462,11 @@ impl Erk {
                 self.t = t1;
                 // The last stage's states are the solution, and its derivative is the next
                 // step's first stage.
-                self.y.copy_from_slice(&self.ys);
+                copy_n::<N>(&mut self.y, &self.ys);
                 if self.lazy_end {
                     self.end_pending = true;
                 } else {
-                    self.dy.copy_from_slice(&self.k[last..last + n]);
+                    copy_n::<N>(&mut self.dy, &self.k[last..last + n]);
                 }
                 break to_stop;
             }
@@ -688,6 +692,38 @@ fn weighed_n<const N: usize>(
     }
 }
 
+/// `x^(1/3)` for a positive normal `x`, within 2e-12 of it: a first guess from a third of the
+/// bits, good to 3 %, then three Newton steps. Only a step-size factor rests on it, for which
+/// libm's correctly rounded root cost a hundred instructions more.
+fn cube_root(x: f64) -> f64 {
+    let mut y = f64::from_bits(x.to_bits() / 3 + 0x2A9F_7893_782D_A1CE);
+    for _ in 0..3 {
+        y -= (y - x / (y * y)) / 3.0;
+    }
+    y
+}
+
+/// `dst = src`, `N` values known when compiled (0: any number): a few moves, not a call.
+#[inline(always)]
+fn copy_n<const N: usize>(dst: &mut [f64], src: &[f64]) {
+    if N == 0 {
+        dst.copy_from_slice(src)
+    } else {
+        dst[..N].copy_from_slice(&src[..N])
+    }
+}
+
+/// `dst = src` for the event indicators: usually one or two.
+#[inline(always)]
+fn copy_few(dst: &mut [f64], src: &[f64]) {
+    match src.len() {
+        0 => {}
+        1 => dst[0] = src[0],
+        2 => dst[..2].copy_from_slice(&src[..2]),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// `out = y0 + θ (q[0] + θ (q[1] + ...))` with coefficient vectors `q[m]` of `N` states (0: as
 /// many as `out` has).
 #[inline(always)]
@@ -735,6 +771,16 @@ fn earliest(g0: &[f64], g1: &[f64]) -> Option<usize> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn the_cube_root_is_good_to_2e_12() {
+        // Over the errors a step-size factor is computed for, and beyond.
+        for k in 0..=4000 {
+            let x = 10f64.powf(-20.0 + k as f64 * 0.0075);
+            let exact = libm::cbrt(x);
+            assert!((cube_root(x) - exact).abs() <= 2e-12 * exact, "x = {x}");
+        }
+    }
 
     /// Row sums equal the nodes, the solution's weights integrate `c^q` exactly for
     /// `q < order`, and the error weights annihilate `c^q` for `q < error_order`.

@@ -7,7 +7,7 @@
 //! same numbers: the `libm` crate (Rust's port of musl's libm), and musl's algorithm for sine
 //! and cosine written out here for the angles models meet.
 
-pub use libm::{acos, asin, atan2, cbrt, pow, tanh};
+pub use libm::{acos, asin, atan2, pow, tanh};
 
 /// `(sin x, cos x)`.
 ///
