@@ -820,6 +820,20 @@ pub(crate) mod tests {
                 "error weights, q = {q}: {sum}"
             );
         }
+        // The continuous extension's extra stages: rows that sum to their nodes.
+        let (c_extra, a_extra) = pair.extra_stages();
+        for (a, c) in a_extra.iter().zip(c_extra) {
+            let sum: f64 = a.iter().sum();
+            assert!((sum - c).abs() < slack(a), "extra stage: {sum} != {c}");
+        }
+        // A polynomial extension ends at the solution's weights; its extra stages weigh nothing.
+        if let Dense::Polynomial { r, .. } = pair.dense {
+            for (i, r) in r.iter().enumerate() {
+                let at_one: f64 = r.iter().sum();
+                let b = b.get(i).copied().unwrap_or(0.0);
+                assert!((at_one - b).abs() < slack(r), "stage {i}: {at_one} != {b}");
+            }
+        }
         let (grow_below, shrink_above) = pair.factor_bounds();
         let factor = |e: f64| SAFETY * e.powf(-0.5 / f64::from(pair.exponent));
         assert!((factor(grow_below) - pair.grow_most).abs() < 1e-12);

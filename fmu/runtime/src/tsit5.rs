@@ -106,13 +106,6 @@ mod tests {
     #[test]
     fn the_coefficients_satisfy_the_order_conditions() {
         check_pair(&TSIT5, 5, 4);
-        // The continuous extension ends at the solution's weights.
-        let b = A[S - 1];
-        for (i, r) in R.iter().enumerate() {
-            let at_one: f64 = r.iter().sum();
-            let b = if i < S - 1 { b[i] } else { 0.0 };
-            assert!((at_one - b).abs() < 1e-13, "stage {i}: {at_one} != {b}");
-        }
     }
 
     #[test]

@@ -242,18 +242,6 @@ mod tests {
     #[test]
     fn the_coefficients_satisfy_the_order_conditions() {
         check_pair(&VERN6, 6, 5);
-        // The extra stages' rows sum to their nodes.
-        for (a, c) in A_DENSE.iter().zip(&C_DENSE) {
-            let sum: f64 = a.iter().sum();
-            assert!((sum - c).abs() < 1e-11, "{sum} != {c}");
-        }
-        // The continuous extension ends at the solution's weights.
-        let b = A[S - 1];
-        for (i, r) in R.iter().enumerate() {
-            let at_one: f64 = r.iter().sum();
-            let b = if i < S - 1 { b[i] } else { 0.0 };
-            assert!((at_one - b).abs() < 1e-10, "stage {i}: {at_one} != {b}");
-        }
     }
 
     #[test]
