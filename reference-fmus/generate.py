@@ -237,38 +237,40 @@ def rk4(f, x, t, dt):
     return [a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4)]
 
 
-def crank_slider():
-    """CrankSlider, default parameters (a = 0.05 m, l = 0.16 m, J = 0.02, m = 0.5), from rest at
-    top dead centre, driven by a torque and a piston force held over each 1 ms step.
+# The CrankSlider's default parameters: crank radius a, rod length l (m), J (kg m2), m (kg).
+CRANK = (0.05, 0.16, 0.02, 0.5)
 
-    Independent solution: classic RK4 with 50 substeps per step on
-    (J + m s'^2) alpha = tau + f s' - m s' s'' w^2, where s' and s'' come from central finite
-    differences of the position s(phi) with a small step (not from the FMU's closed forms).
-    """
-    a, l, J, m = 0.05, 0.16, 0.02, 0.5
-    h, n, sub = 1e-3, 1000, 50
 
-    def s(phi):
-        return a * math.cos(phi) + math.sqrt(l * l - (a * math.sin(phi)) ** 2)
+def crank_position(phi):
+    a, l, _, _ = CRANK
+    return a * math.cos(phi) + math.sqrt(l * l - (a * math.sin(phi)) ** 2)
 
-    def sp(phi, e=1e-4):
-        # 4th-order central differences
-        return (-s(phi + 2 * e) + 8 * s(phi + e) - 8 * s(phi - e) + s(phi - 2 * e)) / (12 * e)
+
+def crank_ratio(phi, e=1e-4):
+    """ds/dphi, 4th-order central differences of the position (not the FMU's closed form)."""
+    s = crank_position
+    return (-s(phi + 2 * e) + 8 * s(phi + e) - 8 * s(phi - e) + s(phi - 2 * e)) / (12 * e)
+
+
+def crank_slider_motion(inputs, n, every, sub=50, h=1e-3):
+    """The CrankSlider from rest at top dead centre, `inputs(t)` = (tau, f) held over each step
+    of `h`: classic RK4 with `sub` substeps per step on
+    (J + m s'^2) alpha = tau + f s' - m s' s'' w^2, s' and s'' by central differences.
+    Returns the input rows (one per step and the end) and the rows (time, phi, w, s, v) every
+    `every` steps."""
+    _, _, J, m = CRANK
+    s = crank_position
 
     def spp(phi, e=1e-3):
         return (-s(phi + 2 * e) + 16 * s(phi + e) - 30 * s(phi) + 16 * s(phi - e) - s(phi - 2 * e)) / (12 * e * e)
 
-    def inputs(t):
-        return 2.0 + 1.5 * math.sin(5 * t), -40.0 * math.cos(3 * t)
-
     def f(_t, x, tau_f):
         phi, w = x
         tau, force = tau_f
-        p1, p2 = sp(phi), spp(phi)
+        p1, p2 = crank_ratio(phi), spp(phi)
         return [w, (tau + force * p1 - m * p1 * p2 * w * w) / (J + m * p1 * p1)]
 
     x = [0.0, 0.0]
-    names = ["time", "phi", "w", "s", "v"]
     rows = [(0.0, 0.0, 0.0, s(0.0), 0.0)]
     ins = []
     for k in range(n):
@@ -276,15 +278,33 @@ def crank_slider():
         ins.append((round(k * h, 10),) + u)
         for j in range(sub):
             x = rk4(lambda t, y: f(t, y, u), x, k * h + j * h / sub, h / sub)
-        if (k + 1) % 10 == 0:
+        if (k + 1) % every == 0:
             phi, w = x
-            rows.append((round((k + 1) * h, 10), phi, w, s(phi), sp(phi) * w))
+            rows.append((round((k + 1) * h, 10), phi, w, s(phi), crank_ratio(phi) * w))
     ins.append((round(n * h, 10),) + inputs(n * h))
-    d = os.path.join(HERE, "CrankSlider")
+    return ins, rows
+
+
+def write_crank_slider(d, ins, rows, h, rtol):
     os.makedirs(d, exist_ok=True)
     write_csv(os.path.join(d, "CrankSlider_in.csv"), ["time", "tau", "f"], ins)
-    write_csv(os.path.join(d, "CrankSlider_ref.csv"), names, rows)
-    write_opt(os.path.join(d, "CrankSlider_ref.opt"), 0.0, n * h, h, 1e-10)
+    write_csv(os.path.join(d, "CrankSlider_ref.csv"), ["time", "phi", "w", "s", "v"], rows)
+    write_opt(os.path.join(d, "CrankSlider_ref.opt"), 0.0, rows[-1][0], h, rtol)
+
+
+def crank_slider():
+    """CrankSlider, default parameters, from rest at top dead centre, driven by a torque and a
+    piston force held over each 1 ms step; the solution of `crank_slider_motion`."""
+    ins, rows = crank_slider_motion(
+        lambda t: (2.0 + 1.5 * math.sin(5 * t), -40.0 * math.cos(3 * t)), 1000, 10)
+    write_crank_slider(os.path.join(HERE, "CrankSlider"), ins, rows, 1e-3, 1e-10)
+
+
+def crank_slider_spin_up(d, n=2000):
+    """Issue 11's run (`cargo xtask bench`, not a reference scenario): from rest, the torque
+    2 + sin(5 t_k) held over each 1 ms step and no piston force, every step for `n` steps."""
+    ins, rows = crank_slider_motion(lambda t: (2.0 + math.sin(5 * t), 0.0), n, 1)
+    write_crank_slider(d, ins, rows, 1e-3, 1e-6)
 
 
 def cvt():

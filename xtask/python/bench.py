@@ -7,7 +7,7 @@ For every FMU, on its reference scenario (reference-fmus/<Model>/), through the 
   - the largest deviation from the independent reference, relative to each signal's range
     (validate.compare), from a native run of the whole scenario;
 at the FMU's default tolerance and at 1e-4 ... 1e-12. Also issue 11's CrankSlider spin-up (its
-first 2 s, against SciPy's DOP853 at 1e-13). Prints Markdown tables and writes them to
+first 2 s, against reference-fmus/generate.py's independent solution). Prints Markdown tables and writes them to
 docs/performance.md.
 
 Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory)
@@ -23,6 +23,10 @@ from fmpy import read_model_description
 import platforms
 from importers import Scenario
 from validate import compare, scenarios_of
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "reference-fmus"))
+import generate  # noqa: E402  (the references' independent solutions)
 
 TOLERANCES = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
 # Callgrind runs about 50 times slower than native: it counts the first steps of each scenario.
@@ -69,41 +73,6 @@ def measure(fmu, sc, tol, work, counted=COUNTED_STEPS):
     return instructions(cg) / calls, worst
 
 
-def spin_up_scenario(directory):
-    """Issue 11's run, its first 2 s: the CrankSlider spun up from rest by a torque
-    2 + sin(5 t_k) held over each 1 ms step, as `tests/tests/crank_slider.rs` runs it for 5 s;
-    the reference integrates each step with SciPy's DOP853 at 1e-13, independently of the FMU."""
-    import numpy as np
-    from scipy.integrate import solve_ivp
-    a, l, J, m = 0.05, 0.16, 0.02, 0.5
-
-    def f(t, x, tau):
-        phi, w = x
-        sn, cs = np.sin(phi), np.cos(phi)
-        r = np.sqrt(l * l - a * a * sn * sn)
-        sp = -a * sn - a * a * sn * cs / r
-        spp = -a * cs - a * a * (cs * cs - sn * sn) / r - a ** 4 * sn * sn * cs * cs / r ** 3
-        return [w, (tau - m * sp * spp * w * w) / (J + m * sp * sp)]
-
-    h, n, x = 1e-3, 2000, [0.0, 0.0]
-    inputs, rows = [], [(0.0, 0.0, 0.0)]
-    for k in range(n):
-        tau = float(2 + np.sin(5 * k * h))
-        inputs.append((k * h, tau))
-        s = solve_ivp(f, (k * h, (k + 1) * h), x, method="DOP853", rtol=1e-13, atol=1e-13,
-                      args=(tau,))
-        x = [float(v) for v in s.y[:, -1]]
-        rows.append(((k + 1) * h, x[0], x[1]))
-    inputs.append((n * h, float(2 + np.sin(5 * n * h))))
-    os.makedirs(directory)
-    with open(os.path.join(directory, "CrankSlider_in.csv"), "w") as out:
-        out.write('"time","tau"\n' + "".join(f"{t!r},{u!r}\n" for t, u in inputs))
-    with open(os.path.join(directory, "CrankSlider_ref.csv"), "w") as out:
-        out.write('"time","phi","w"\n' + "".join(f"{t!r},{p!r},{w!r}\n" for t, p, w in rows))
-    with open(os.path.join(directory, "CrankSlider_ref.opt"), "w") as out:
-        out.write(f"StartTime,0.0\nStopTime,{n * h}\nStepSize,{h}\nRelTol,1e-6\n")
-
-
 def spin_up(fmu_dir):
     """Markdown lines: the CrankSlider's cost over the first 2 s of the spin-up, per tolerance."""
     fmu = os.path.join(fmu_dir, "CrankSlider.fmu")
@@ -111,12 +80,13 @@ def spin_up(fmu_dir):
     lines = ["", "## CrankSlider spin-up", "",
              "Issue 11's run: from rest, torque 2 + sin(5 t_k) held over each 1 ms step, "
              "instructions over the first 2 s (2000 steps, about 68 dead centres; 214 rad/s at "
-             "the end), deviation from SciPy's DOP853 at 1e-13. `tests/tests/crank_slider.rs` "
+             "the end), deviation from the independent solution of reference-fmus/generate.py "
+             "(RK4, 50 substeps, s' and s'' by differences). `tests/tests/crank_slider.rs` "
              "runs it for 5 s against a classical Runge-Kutta reference.", "",
              "| tolerance | instructions per doStep | largest deviation |", "|---|---|---|"]
     with tempfile.TemporaryDirectory() as work:
         directory = os.path.join(work, "spin")
-        spin_up_scenario(directory)
+        generate.crank_slider_spin_up(directory)
         for tol in sorted({1e-4, 1e-5, 1e-6, 1e-8, 1e-9, default}, reverse=True):
             with tempfile.TemporaryDirectory() as run:
                 per_step, worst = measure(fmu, Scenario(directory, "CrankSlider"), tol, run,

@@ -297,22 +297,6 @@ impl Erk {
         }
     }
 
-    /// [`Erk::weighed`] for `N` states known when compiled (0: any number, found at run time).
-    #[inline(always)]
-    fn weighed_fixed<const N: usize>(
-        out: &mut [f64],
-        k: &[f64],
-        w: &[f64],
-        base: Option<&[f64]>,
-        scale: f64,
-    ) {
-        if N == 0 {
-            Self::weighed(out, k, w, base, scale)
-        } else {
-            weighed_n::<N>(out, k, w, base, scale)
-        }
-    }
-
     /// The states `y0 + h Σ_s a[s] k[s]` of a stage, in `ys`.
     fn stage_states(&mut self, a: &[f64], h: f64) {
         Self::weighed(&mut self.ys, &self.k, a, Some(&self.y0), h);
@@ -344,14 +328,14 @@ impl Erk {
     }
 
     /// The stages of a step of length `h` from the step's start, ending at `t1`, for `N` states
-    /// ([`Erk::weighed_fixed`]).
+    /// ([`weighed_n`]).
     #[inline(always)]
     fn stages<const N: usize>(&mut self, sys: &mut impl System, h: f64, t1: f64) {
         let n = self.y.len();
         let pair = self.pair;
         let last = pair.stages() - 1;
         for i in 1..pair.stages() {
-            Self::weighed_fixed::<N>(&mut self.ys, &self.k, pair.a[i], Some(&self.y0), h);
+            weighed_n::<N>(&mut self.ys, &self.k, pair.a[i], Some(&self.y0), h);
             if i == last && self.lazy_end {
                 break;
             }
@@ -369,13 +353,13 @@ impl Erk {
     #[inline(always)]
     fn error<const N: usize>(&mut self, h: f64) -> f64 {
         let pair = self.pair;
-        Self::weighed_fixed::<N>(&mut self.acc, &self.k, pair.e, None, h);
+        weighed_n::<N>(&mut self.acc, &self.k, pair.e, None, h);
         let high = self.mean_square(|j| self.acc[j]);
         if pair.e_low.is_empty() {
             return high;
         }
         // Hairer's DOP853: err = err5^2 / sqrt(err5^2 + 0.01 err3^2), as a root mean square.
-        Self::weighed_fixed::<N>(&mut self.acc, &self.k, pair.e_low, None, h);
+        weighed_n::<N>(&mut self.acc, &self.k, pair.e_low, None, h);
         let low = self.mean_square(|j| self.acc[j]);
         let denominator = high + 0.01 * low;
         if denominator > 0.0 {
@@ -428,7 +412,7 @@ impl Erk {
         }
     }
 
-    /// [`Erk::step`] for `N` states ([`Erk::weighed_fixed`]).
+    /// [`Erk::step`] for `N` states ([`weighed_n`]).
     fn step_n<const N: usize>(
         &mut self,
         sys: &mut impl System,
@@ -651,7 +635,7 @@ impl Erk {
     }
 }
 
-/// [`Erk::weighed`] for `N` states.
+/// [`Erk::weighed`] for `N` states known when compiled (0: any number, found at run time).
 #[inline(always)]
 fn weighed_n<const N: usize>(
     out: &mut [f64],
@@ -660,6 +644,9 @@ fn weighed_n<const N: usize>(
     base: Option<&[f64]>,
     scale: f64,
 ) {
+    if N == 0 {
+        return Erk::weighed(out, k, w, base, scale);
+    }
     // Two stages per turn, each added in turn as a plain loop would: the same sums, bit for
     // bit, with half the loop's overhead. A zero weight costs as much as any (a test for it
     // cost more than the products it saved).
@@ -729,26 +716,15 @@ fn copy_few(dst: &mut [f64], src: &[f64]) {
 #[inline(always)]
 fn powers_n<const N: usize>(out: &mut [f64], q: &[f64], y0: &[f64], theta: f64) {
     let n = if N == 0 { out.len() } else { N };
-    let mut sum = [0.0; 8];
-    if n > sum.len() {
-        out.fill(0.0);
-        for q in q.chunks_exact(n).rev() {
-            for (out, q) in out.iter_mut().zip(q) {
-                *out = *out * theta + q;
-            }
-        }
-        for (out, y0) in out.iter_mut().zip(y0) {
-            *out = y0 + theta * *out;
-        }
-        return;
-    }
+    let (out, y0) = (&mut out[..n], &y0[..n]);
+    out.fill(0.0);
     for q in q.chunks_exact(n).rev() {
-        for j in 0..n {
-            sum[j] = sum[j] * theta + q[j];
+        for (out, q) in out.iter_mut().zip(q) {
+            *out = *out * theta + q;
         }
     }
-    for j in 0..n {
-        out[j] = y0[j] + theta * sum[j];
+    for (out, y0) in out.iter_mut().zip(y0) {
+        *out = y0 + theta * *out;
     }
 }
 
