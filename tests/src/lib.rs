@@ -2,6 +2,8 @@
 //! reads its modelDescription.xml, loads the binary with libloading and calls it through the
 //! C ABI only.
 
+pub mod scenario;
+
 use libloading::Library;
 use model_description::ModelDescription;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};

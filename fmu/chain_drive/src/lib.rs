@@ -9,8 +9,10 @@ pub mod geometry;
 mod half_bike;
 
 use fmu_runtime::math::sin;
-use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
-pub use half_bike::{HalfBike, FREE, LOWER, UPPER};
+use fmu_runtime::{
+    export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Side, Var, HYSTERESIS,
+};
+pub use half_bike::{HalfBike, BOTH, FREE, LOWER, UPPER};
 
 pub const FULL: i32 = 1;
 pub const QSS: i32 = 2;
@@ -287,8 +289,26 @@ impl Model for ChainDrive {
         dx[6] = m.power_dissipated;
     }
 
-    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-        z.copy_from_slice(&self.motion().indicators);
+    /// Full chain: per run, min(e, e + c/k de/dt), positive exactly while it pulls, on the
+    /// side of the run's mode. QSS: the signed tension T_u - T_l, on the side of the taut run.
+    /// Inextensible, taut: the taut run's tension (positive) and the other run's extension
+    /// (negative); slack: both extensions (negative). Hysteresis 1e-12 m and 1e-9 N (1e-12 of
+    /// a kilonewton, the tensions' size).
+    fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+        use Side::{Negative, Positive};
+        const LENGTH: f64 = HYSTERESIS;
+        const TENSION: f64 = 1e3 * HYSTERESIS;
+        let g = self.motion().indicators;
+        let taut = |run| Side::of(self.mode == run || self.mode == BOTH);
+        let sides = match (self.chain_model, self.mode) {
+            (QSS, mode) => [(Side::of(mode == UPPER), TENSION), (Positive, TENSION)],
+            (INEXTENSIBLE, UPPER | LOWER) => [(Positive, TENSION), (Negative, LENGTH)],
+            (INEXTENSIBLE, _) => [(Negative, LENGTH), (Negative, LENGTH)],
+            _ => [(taut(UPPER), LENGTH), (taut(LOWER), LENGTH)],
+        };
+        for (i, (g, (side, h))) in g.into_iter().zip(sides).enumerate() {
+            z.set(i, g, side, h);
+        }
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {

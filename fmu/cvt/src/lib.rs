@@ -5,7 +5,9 @@
 mod belt;
 
 use belt::{Configuration, Geometry};
-use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
+use fmu_runtime::{
+    export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Side, Var, HYSTERESIS,
+};
 
 pub const FREE: i32 = 0;
 pub const AT_LOWER: i32 = -1;
@@ -427,16 +429,19 @@ impl Model for Cvt {
         }
     }
 
-    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
+    /// Free: the distances to both ends of the travel (hysteresis 1e-12 of the travel). Held
+    /// at an end: the net force pressing the sheave into it (hysteresis 1e-12 N).
+    fn event_indicators(&self, _t: f64, z: &mut Indicators) {
         match self.sheave_mode {
             FREE => {
-                z[0] = self.s2 - self.s2_lo;
-                z[1] = self.s2_hi - self.s2;
+                let h = HYSTERESIS * (self.s2_hi - self.s2_lo);
+                z.set(0, self.s2 - self.s2_lo, Side::Positive, h);
+                z.set(1, self.s2_hi - self.s2, Side::Positive, h);
             }
-            _ => {
+            mode => {
                 let push = self.motion().map_or(0.0, |m| m.push);
-                z[0] = push;
-                z[1] = 1.0;
+                z.set(0, push, Side::of(mode == AT_UPPER), HYSTERESIS);
+                z.unused(1);
             }
         }
     }

@@ -6,7 +6,10 @@
 
 mod losses;
 
-use fmu_runtime::{export_fmu, integer, real, Access, Experiment, Invalid, Model, Var};
+use fmu_runtime::{
+    export_fmu, integer, real, Access, Experiment, Indicators, Invalid, Model, Side, Var,
+    HYSTERESIS,
+};
 use losses::{interpolate, rolling_torque, segment_of, Losses, COLUMNS, MAX_ROWS};
 
 pub const FREE: i32 = 2;
@@ -340,26 +343,28 @@ impl Model for LossyGear {
         dx.copy_from_slice(&[self.w_b, m.a_b, m.power_loss]);
     }
 
-    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-        z.fill(1.0);
+    /// Rolling: the speed w_a (on the side of the direction) and the loss table's breakpoints
+    /// around |w_a|, so that no step crosses a kink of the losses. Stuck: the torque the
+    /// friction holds against the band it can hold. Hysteresis: 1e-12 rad/s and 1e-12 N.m.
+    fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+        (0..4).for_each(|i| z.unused(i));
         let w_a = self.w_a_of();
         match self.mode {
             FORWARD | BACKWARD => {
-                z[0] = w_a;
-                // Table breakpoints around |w_a|, so no step crosses a kink of the losses.
+                z.set(0, w_a, Side::of(self.mode == FORWARD), HYSTERESIS);
                 let (s, table) = (self.segment as usize, self.table());
                 if s > 0 {
-                    z[2] = w_a.abs() - table[s][0];
+                    z.set(2, w_a.abs() - table[s][0], Side::Positive, HYSTERESIS);
                 }
                 if s + 2 < table.len() {
-                    z[3] = table[s + 1][0] - w_a.abs();
+                    z.set(3, table[s + 1][0] - w_a.abs(), Side::Positive, HYSTERESIS);
                 }
             }
             STUCK => {
                 let (min, max) = self.band_at_rest();
                 let sa = self.stuck_loss();
-                z[0] = sa - max;
-                z[1] = sa - min;
+                z.set(0, sa - max, Side::Negative, HYSTERESIS);
+                z.set(1, sa - min, Side::Positive, HYSTERESIS);
             }
             _ => {}
         }

@@ -14,7 +14,7 @@
 use crate::describe::guid;
 use crate::integrator::{self, Integrator, StepError};
 use crate::logger::{Category, Logger, Status, DISCARD, OK};
-use crate::model::Model;
+use crate::model::{Indicators, Model};
 use crate::snapshot::Snapshot;
 use crate::variables::{Access, Causality, Phase, Var};
 
@@ -717,7 +717,8 @@ impl<M: Model> Instance<M> {
     pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
         self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
         self.initial_values()?;
-        self.model.event_indicators(self.time, z);
+        self.model
+            .event_indicators(self.time, &mut Indicators::new(z));
         if z.iter().any(|v| !v.is_finite()) {
             self.outside = true;
             return Ok(self.defined("the event indicators are"));

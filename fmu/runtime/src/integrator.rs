@@ -21,7 +21,9 @@
 //! until no mode changes, and the integration goes on from there.
 
 use crate::erk::{self, Erk, Stepped};
-use crate::model::{Invalid, Model};
+#[cfg(test)]
+use crate::model::Side;
+use crate::model::{Indicators, Invalid, Model};
 use crate::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
 use diffsol::error::DiffsolError;
 use diffsol::{
@@ -209,7 +211,7 @@ impl<M: Model> erk::System for Context<M> {
     }
 
     fn indicators(&mut self, t: f64, y: &[f64], g: &mut [f64]) {
-        self.at(y, t).event_indicators(t, g)
+        self.at(y, t).event_indicators(t, &mut Indicators::new(g))
     }
 }
 
@@ -477,7 +479,9 @@ fn problem<M: Model>(
                 if M::EVENT_INDICATORS == 0 {
                     z[0] = 1.0; // diffsol wants at least one root function; this one never crosses
                 } else {
-                    root.borrow_mut().at(x, t).event_indicators(t, z)
+                    root.borrow_mut()
+                        .at(x, t)
+                        .event_indicators(t, &mut Indicators::new(z))
                 }
             },
             M::EVENT_INDICATORS.max(1),
@@ -1012,8 +1016,9 @@ mod scalar_tests {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             dx[0] = (self.f)(t, self.x);
         }
-        fn event_indicators(&self, t: f64, z: &mut [f64]) {
-            z[0] = (self.z)(t, self.x);
+        // No hysteresis: the integrator's own handling of an indicator at zero is under test.
+        fn event_indicators(&self, t: f64, z: &mut Indicators) {
+            z.set(0, (self.z)(t, self.x), Side::Positive, 0.0);
         }
         fn update_outputs(&mut self, _t: f64) {}
     }

@@ -13,7 +13,7 @@ pub mod tsit5;
 pub mod variables;
 pub mod vern6;
 
-pub use model::{Experiment, Invalid, Model};
+pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 pub mod describe;
 pub mod ffi;

@@ -31,6 +31,65 @@ impl fmt::Display for Invalid {
     }
 }
 
+/// The side of an event indicator's switching function that the model's current modes belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Positive,
+    Negative,
+}
+
+impl Side {
+    /// `Positive` where `positive`, else `Negative`.
+    pub fn of(positive: bool) -> Side {
+        if positive {
+            Side::Positive
+        } else {
+            Side::Negative
+        }
+    }
+}
+
+/// Relative hysteresis of event indicators: a model passes it times the natural size of each
+/// switching function (a length, a speed, a torque) to [`Indicators::set`].
+pub const HYSTERESIS: f64 = 1e-12;
+
+/// The event indicators a model writes. Each is a switching function `g` of the states, inputs
+/// and time (the model's modes change where it changes sign), the side of it that the current
+/// modes belong to, and a hysteresis `h > 0` in `g`'s unit. The integrator and a Model Exchange
+/// importer see `g + h` on the positive side and `g - h` on the negative one:
+/// - after every event iteration each indicator is strictly nonzero, on the side of its mode.
+///   Root finders (CVode, IDA, DASSL, SciPy's `solve_ivp`, ours) report a root only where an
+///   indicator changes sign between nonzero values: one left at exactly zero is ignored until
+///   it has moved away, so a switch that starts there would never be seen;
+/// - an event is found where `g` has gone `h` past its surface, so the event update sees `g`
+///   on the far side and switches: the hysteresis moves event times by `h / |dg/dt|`;
+/// - a switching function that touches zero at rounding level (a chain run that grazes
+///   taut) causes no event.
+pub struct Indicators<'a> {
+    z: &'a mut [f64],
+}
+
+impl<'a> Indicators<'a> {
+    pub fn new(z: &'a mut [f64]) -> Self {
+        Indicators { z }
+    }
+
+    /// Indicator `i`: switching function `g`, the side of it the current modes belong to, and
+    /// the hysteresis `h` (> 0, in `g`'s unit).
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, g: f64, side: Side, h: f64) {
+        self.z[i] = match side {
+            Side::Positive => g + h,
+            Side::Negative => g - h,
+        };
+    }
+
+    /// Indicator `i` watches nothing in the current modes.
+    pub fn unused(&mut self, i: usize) {
+        self.z[i] = 1.0;
+    }
+}
+
 /// Start, stop, tolerance and step of the `DefaultExperiment`.
 #[derive(Debug, Clone, Copy)]
 pub struct Experiment {
@@ -110,14 +169,16 @@ pub trait Model: Default + Clone + Send + 'static {
     /// State derivatives from the states and inputs in `self`, at time `t`.
     fn derivatives(&self, t: f64, dx: &mut [f64]);
 
-    /// Event indicators: an event happens where one of them changes sign.
-    fn event_indicators(&self, _t: f64, _z: &mut [f64]) {}
+    /// Event indicators: for each, its switching function, the side of it the current modes
+    /// belong to, and the hysteresis (see [`Indicators`]).
+    fn event_indicators(&self, _t: f64, _z: &mut Indicators) {}
 
     /// Handles an event at `t`: switches modes, may reset states. Returns whether anything
     /// discrete changed; the runtime repeats the call until nothing does.
     ///
-    /// At a located crossing the indicator may be exactly zero: treat zero as crossed. A
-    /// segment restarted with an indicator at exactly zero would not see it change sign.
+    /// The modes it leaves must lie on the side of each switching function `g` that `g` is on,
+    /// or, where `g` is within its hysteresis of zero, on the side the motion is heading to
+    /// (exactly zero included). Then every indicator is strictly nonzero after the iteration.
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         Ok(false)
     }

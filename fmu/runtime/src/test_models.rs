@@ -1,6 +1,6 @@
 //! Small models with known solutions, for the runtime's own unit tests.
 
-use crate::model::{Experiment, Invalid, Model};
+use crate::model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 use crate::variables::Var;
 
 /// A ball dropped from h0 that bounces with restitution e: state events with exact times.
@@ -36,8 +36,9 @@ impl Model for Ball {
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         dx.copy_from_slice(&[self.v, -G]);
     }
-    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-        z[0] = self.h;
+    fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+        // Above the ground until it bounces.
+        z.set(0, self.h, Side::Positive, HYSTERESIS);
     }
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         if self.h <= 0.0 && self.v < 0.0 {

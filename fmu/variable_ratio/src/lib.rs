@@ -7,7 +7,7 @@
 //! flowing into the transmission, which the energy argument below needs.
 
 use fmu_runtime::math::tanh;
-use fmu_runtime::{Invalid, Var};
+use fmu_runtime::{Indicators, Invalid, Side, Var, HYSTERESIS};
 
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
@@ -225,6 +225,11 @@ macro_rules! transmission_parameters {
                 .describe("Viscous friction coefficient at the follower shaft"),
         ]
     }};
+}
+
+/// The event indicator of the power flow: `flow`, on the side of the mode (hysteresis 1e-12 W).
+pub fn power_flow_indicator(z: &mut Indicators, flow: f64, mode: i32) {
+    z.set(0, flow, Side::of(mode > 0), HYSTERESIS);
 }
 
 /// Sets the power-flow mode after an event to the sign of the indicator `flow` (at exactly zero

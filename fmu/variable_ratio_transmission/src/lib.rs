@@ -1,9 +1,10 @@
 //! Compliant variable-ratio gearbox with the base and follower inertias: a complete driveline
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
-use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
+use fmu_runtime::{export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Var};
 use variable_ratio::{
-    check_ratio, ratio_input, transmission_parameters, update_power_flow, Transmission,
+    check_ratio, power_flow_indicator, ratio_input, transmission_parameters, update_power_flow,
+    Transmission,
 };
 
 #[derive(Debug, Clone)]
@@ -232,8 +233,8 @@ impl Model for VariableRatioTransmission {
         dx[5] = q.power_loss;
     }
 
-    fn event_indicators(&self, _t: f64, z: &mut [f64]) {
-        z[0] = self.torques().flow;
+    fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+        power_flow_indicator(z, self.torques().flow, self.power_flow);
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {

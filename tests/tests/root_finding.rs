@@ -1,0 +1,452 @@
+//! Model Exchange as root-finding importers run it (CVode in FMPy, Dymola and OpenModelica's
+//! solvers, IDA, DASSL, SciPy's `solve_ivp`): one integration across the communication points,
+//! never restarted there, with the inputs smooth functions of time set at every evaluation;
+//! events found by sign changes of the indicators between nonzero values only, an indicator
+//! that starts at exactly zero ignored until it has moved away from zero (CVode's rule). Every
+//! FMU from rest with every input ramping from its start value (from zero where it may be), and
+//! every reference scenario whose inputs are continuous, must give the Co-Simulation results
+//! (the same inputs, as fmi2SetRealInputDerivatives ramps) within 1e-6, with the same events;
+//! after every event iteration no indicator may be left at exactly zero.
+
+use fmu_harness::scenario::{scenarios, Scenario};
+use fmu_harness::{Fmu, Instance, OK};
+use model_description::{Causality, VariableType};
+use std::path::PathBuf;
+
+/// Tolerance of the importer's Dormand-Prince 5(4) and of the Co-Simulation run.
+const RTOL: f64 = 1e-12;
+
+/// From rest (parameters), every input `u = start + slope t` over one second.
+struct Ramps {
+    model: &'static str,
+    parameters: &'static [(&'static str, f64)],
+    inputs: &'static [(&'static str, f64, f64)],
+}
+
+/// Slopes chosen so that every FMU's modes switch inside the second: the LossyGear breaks away
+/// and sticks again, the crank passes dead centres, the CVT's sheaves reach a stop, the power
+/// flow of the variable-ratio FMUs turns, the chain goes taut.
+const RAMPS: &[Ramps] = &[
+    Ramps {
+        model: "Gear",
+        parameters: &[],
+        inputs: &[("tau_a", 0.0, 0.5), ("tau_b", 0.0, -0.3)],
+    },
+    Ramps {
+        model: "LossyGear",
+        parameters: &[("w_b_start", 0.0)],
+        inputs: &[("tau_a", 0.0, 20.0), ("tau_b", 0.0, 1.0)],
+    },
+    Ramps {
+        model: "CrankSlider",
+        parameters: &[],
+        inputs: &[("tau", 0.0, 3.0), ("f", 0.0, -20.0)],
+    },
+    Ramps {
+        model: "CVT",
+        parameters: &[],
+        inputs: &[
+            ("tau_1", 0.0, 0.2),
+            ("tau_2", 0.0, -0.1),
+            ("F_1", 0.0, 100.0),
+            ("F_2", 0.0, 20.0),
+        ],
+    },
+    Ramps {
+        model: "VariableRatioTransmission",
+        parameters: &[],
+        inputs: &[
+            ("tau_B_ext", 0.0, 2.0),
+            ("tau_F_ext", 0.0, -3.0),
+            ("r", 1.0, 0.5),
+        ],
+    },
+    Ramps {
+        model: "VariableRatioCoupling",
+        parameters: &[],
+        inputs: &[("w_B", 0.0, 10.0), ("w_F", 0.0, 12.0), ("r", 1.0, 0.5)],
+    },
+    Ramps {
+        model: "FastDrivetrain",
+        parameters: &[],
+        inputs: &[
+            ("tau_eng", 0.0, 40.0),
+            ("tau_ext", 0.0, -20.0),
+            ("omega_x", 0.0, 0.5),
+            ("omega_y", 0.0, 0.2),
+            ("omega_z", 0.0, 0.1),
+        ],
+    },
+    Ramps {
+        model: "ChainDrive",
+        parameters: &[("chain_model", 1.0)],
+        inputs: &[
+            ("tau_eng", 0.0, 150.0),
+            ("tau_load", 0.0, -20.0),
+            ("c_brake", 0.0, 0.05),
+        ],
+    },
+    Ramps {
+        model: "ChainDrive",
+        parameters: &[("chain_model", 2.0)],
+        inputs: &[
+            ("tau_eng", 0.0, 150.0),
+            ("tau_load", 0.0, -20.0),
+            ("c_brake", 0.0, 0.05),
+        ],
+    },
+    Ramps {
+        model: "ChainDrive",
+        parameters: &[("chain_model", 3.0)],
+        inputs: &[
+            ("tau_eng", 0.0, 150.0),
+            ("tau_load", 0.0, -20.0),
+            ("c_brake", 0.0, 0.05),
+        ],
+    },
+];
+
+impl Ramps {
+    fn scenario(&self) -> Scenario {
+        let stop = 1.0;
+        Scenario {
+            dir: PathBuf::from(format!("(ramps {:?})", self.parameters)),
+            names: self.inputs.iter().map(|i| i.0.to_string()).collect(),
+            rows: [0.0, stop]
+                .iter()
+                .map(|&t| {
+                    std::iter::once(t)
+                        .chain(self.inputs.iter().map(|(_, u0, du)| u0 + du * t))
+                        .collect()
+                })
+                .collect(),
+            params: self
+                .parameters
+                .iter()
+                .map(|(n, v)| (n.to_string(), *v))
+                .collect(),
+            stop,
+            step: 1e-3,
+        }
+    }
+}
+
+fn real_outputs(fmu: &Fmu) -> Vec<String> {
+    fmu.md
+        .model_variables
+        .iter()
+        .filter(|v| v.causality == Causality::Output && matches!(v.kind, VariableType::Real { .. }))
+        .map(|v| v.name.clone())
+        .collect()
+}
+
+/// A run's outputs at every communication point, its event times, and what went wrong on the
+/// way (indicators left at zero).
+struct Run {
+    rows: Vec<Vec<f64>>,
+    events: Vec<f64>,
+    zeros: Vec<String>,
+}
+
+/// Co-Simulation with the inputs as ramps over each step (fmi2SetRealInputDerivatives), so
+/// that it sees the same input functions as the Model Exchange run.
+fn co_simulation(fmu: &Fmu, sc: &Scenario, names: &[String]) -> Run {
+    let inst = fmu.instantiate("cs");
+    assert_eq!(inst.setup_experiment(Some(RTOL), 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    sc.set_inputs(&inst, 0.0);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let vrs: Vec<_> = sc.names.iter().map(|n| fmu.vr(n)).collect();
+    let n = (sc.stop / sc.step).round() as usize;
+    let mut rows = vec![];
+    for k in 0..n {
+        let t = k as f64 * sc.step;
+        sc.set_inputs(&inst, t);
+        let orders = vec![1; vrs.len()];
+        let status = inst.set_input_derivatives(&vrs, &orders, &sc.slopes_at(t));
+        assert_eq!(status, OK, "{}", inst.log_text());
+        assert_eq!(inst.do_step(t, sc.step), OK, "{}", inst.log_text());
+        rows.push(names.iter().map(|n| inst.real(n)).collect());
+    }
+    Run {
+        rows,
+        events: inst.event_times(),
+        zeros: vec![],
+    }
+}
+
+/// A Model Exchange importer that integrates like CVode.
+struct Importer<'a> {
+    inst: Instance<'a>,
+    sc: &'a Scenario,
+    /// Indicators at the last accepted point, and whether each is watched: one that was
+    /// exactly zero there is ignored until it is nonzero (then watched from that value).
+    z: Vec<f64>,
+    active: Vec<bool>,
+    events: Vec<f64>,
+    zeros: Vec<String>,
+}
+
+impl Importer<'_> {
+    /// Time, inputs at that time, states: what every evaluation sets.
+    fn at(&self, t: f64, x: &[f64]) {
+        assert_eq!(self.inst.set_time(t), OK);
+        self.sc.set_inputs(&self.inst, t);
+        let status = self.inst.set_continuous_states(x);
+        assert_eq!(status, OK, "{}", self.inst.log_text());
+    }
+
+    fn rhs(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        self.at(t, x);
+        let (s, dx) = self.inst.derivatives();
+        assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
+        dx
+    }
+
+    fn indicators(&self, t: f64, x: &[f64]) -> Vec<f64> {
+        self.at(t, x);
+        let (s, z) = self.inst.event_indicators();
+        assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
+        z
+    }
+
+    /// One Dormand-Prince 5(4) step: the fifth-order solution and the error norm.
+    fn dp5(&self, t: f64, x: &[f64], h: f64) -> (Vec<f64>, f64) {
+        const C: [f64; 6] = [1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0, 1.0];
+        const A: [&[f64]; 6] = [
+            &[1.0 / 5.0],
+            &[3.0 / 40.0, 9.0 / 40.0],
+            &[44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0],
+            &[
+                19372.0 / 6561.0,
+                -25360.0 / 2187.0,
+                64448.0 / 6561.0,
+                -212.0 / 729.0,
+            ],
+            &[
+                9017.0 / 3168.0,
+                -355.0 / 33.0,
+                46732.0 / 5247.0,
+                49.0 / 176.0,
+                -5103.0 / 18656.0,
+            ],
+            &[
+                35.0 / 384.0,
+                0.0,
+                500.0 / 1113.0,
+                125.0 / 192.0,
+                -2187.0 / 6784.0,
+                11.0 / 84.0,
+            ],
+        ];
+        const E: [f64; 7] = [
+            71.0 / 57600.0,
+            0.0,
+            -71.0 / 16695.0,
+            71.0 / 1920.0,
+            -17253.0 / 339200.0,
+            22.0 / 525.0,
+            -1.0 / 40.0,
+        ];
+        let mut k = vec![self.rhs(t, x)];
+        for (c, a) in C.iter().zip(A) {
+            let y: Vec<f64> = (0..x.len())
+                .map(|i| x[i] + h * a.iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
+                .collect();
+            k.push(self.rhs(t + c * h, &y));
+        }
+        let y: Vec<f64> = (0..x.len())
+            .map(|i| x[i] + h * A[5].iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
+            .collect();
+        let err = (0..x.len())
+            .map(|i| {
+                let e = h * E.iter().zip(&k).map(|(e, k)| e * k[i]).sum::<f64>();
+                let scale = RTOL * x[i].abs().max(y[i].abs()) + RTOL * 1e-3;
+                (e / scale).powi(2)
+            })
+            .sum::<f64>();
+        (y, (err / x.len().max(1) as f64).sqrt())
+    }
+
+    /// CVode's test: a watched indicator that changed sign, or reached exactly zero.
+    fn root(&self, z: &[f64]) -> bool {
+        self.z
+            .iter()
+            .zip(z)
+            .zip(&self.active)
+            .any(|((a, b), on)| *on && (*b == 0.0 || a * b < 0.0))
+    }
+
+    /// Watches the indicators from the point `x` at `t` on (after an event: CVode's restart).
+    fn restart(&mut self, t: f64, x: &[f64]) {
+        self.z = self.indicators(t, x);
+        self.active = self.z.iter().map(|z| *z != 0.0).collect();
+        if let Some(i) = self.z.iter().position(|z| *z == 0.0) {
+            self.zeros
+                .push(format!("indicator {i} is exactly zero at t = {t}"));
+        }
+    }
+
+    /// Moves the watch to an accepted point: indicators that left zero are watched again.
+    fn accept(&mut self, z: Vec<f64>) {
+        for (on, z) in self.active.iter_mut().zip(&z) {
+            *on |= *z != 0.0;
+        }
+        self.z = z;
+    }
+
+    /// The event iteration at `t`, `x`; the states after it.
+    fn event(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+        self.at(t, x);
+        assert_eq!(self.inst.enter_event_mode(), OK);
+        let mut changed = false;
+        for _ in 0..1000 {
+            let (s, info) = self.inst.new_discrete_states();
+            assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
+            if info.new_discrete_states_needed == 0 {
+                break;
+            }
+            changed = true;
+        }
+        if changed {
+            self.events.push(t);
+        }
+        assert_eq!(self.inst.enter_continuous_time_mode(), OK);
+        let (_, x) = self.inst.continuous_states();
+        self.restart(t, &x);
+        x
+    }
+
+    /// Integrates from 0 to the scenario's stop time in one run, outputs at every
+    /// communication point (steps end there, but nothing restarts).
+    fn run(&mut self, names: &[String]) -> Vec<Vec<f64>> {
+        let (_, mut x) = self.inst.continuous_states();
+        self.restart(0.0, &x);
+        let n = (self.sc.stop / self.sc.step).round() as usize;
+        let (mut t, mut h, mut rows) = (0.0, 1e-4f64, vec![]);
+        for k in 1..=n {
+            let tk = k as f64 * self.sc.step;
+            while t < tk - 1e-13 {
+                assert!(self.events.len() < 10_000, "chattering");
+                let dt = h.min(tk - t);
+                let (y, err) = self.dp5(t, &x, dt);
+                if err > 1.0 {
+                    h = dt * (0.9 * err.powf(-0.2)).max(0.2);
+                    continue;
+                }
+                let zy = self.indicators(t + dt, &y);
+                if self.root(&zy) {
+                    // Bisection on single steps from t, to 1e-13 s: the crossing's far side.
+                    let (mut lo, mut hi) = (0.0, dt);
+                    while hi - lo > 1e-13 {
+                        let mid = 0.5 * (lo + hi);
+                        let (ym, _) = self.dp5(t, &x, mid);
+                        if self.root(&self.indicators(t + mid, &ym)) {
+                            hi = mid;
+                        } else {
+                            lo = mid;
+                        }
+                    }
+                    let (ye, _) = self.dp5(t, &x, hi);
+                    t += hi;
+                    x = self.event(t, &ye);
+                    continue;
+                }
+                t += dt;
+                x = y;
+                self.accept(zy);
+                if dt == h {
+                    h = dt * (0.9 * err.max(1e-10).powf(-0.2)).min(5.0);
+                }
+            }
+            t = tk;
+            self.at(t, &x);
+            rows.push(names.iter().map(|n| self.inst.real(n)).collect());
+        }
+        rows
+    }
+}
+
+fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> Run {
+    let inst = fmu.instantiate_me("me");
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    sc.set_inputs(&inst, 0.0);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let (s, _) = inst.event_iteration();
+    assert_eq!(s, OK, "{}", inst.log_text());
+    assert_eq!(inst.enter_continuous_time_mode(), OK);
+    let mut me = Importer {
+        inst,
+        sc,
+        z: vec![],
+        active: vec![],
+        events: vec![],
+        zeros: vec![],
+    };
+    let rows = me.run(names);
+    Run {
+        rows,
+        events: me.events,
+        zeros: me.zeros,
+    }
+}
+
+/// The largest deviation of `b` from `a`, per signal relative to its largest magnitude (plus
+/// 1e-3), with where it is.
+fn deviation(names: &[String], a: &[Vec<f64>], b: &[Vec<f64>]) -> (f64, String) {
+    let mut worst = (0.0f64, String::new());
+    for (j, n) in names.iter().enumerate() {
+        let size = a.iter().map(|r| r[j].abs()).fold(0.0, f64::max);
+        for (k, (a, b)) in a.iter().zip(b).enumerate() {
+            let dev = (a[j] - b[j]).abs() / (size + 1e-3);
+            if dev > worst.0 || dev.is_nan() {
+                worst = (dev, format!("{n} at step {k}: CS {} ME {}", a[j], b[j]));
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn a_root_finding_importer_sees_every_event_from_rest_and_on_smooth_inputs() {
+    let mut failures = vec![];
+    for fmu in Fmu::all() {
+        let model = fmu.md.model_name.clone();
+        let names = real_outputs(&fmu);
+        let ramps = RAMPS
+            .iter()
+            .filter(|r| r.model == model)
+            .map(Ramps::scenario);
+        let smooth = scenarios(&model).into_iter().filter(Scenario::smooth);
+        for sc in ramps.chain(smooth) {
+            let at = format!("{model} {}", sc.dir.display());
+            let cs = co_simulation(&fmu, &sc, &names);
+            let me = model_exchange(&fmu, &sc, &names);
+            let (dev, what) = deviation(&names, &cs.rows, &me.rows);
+            eprintln!(
+                "{at}: {} events (CS {}), largest deviation {dev:.1e} ({what})",
+                me.events.len(),
+                cs.events.len()
+            );
+            if dev.is_nan() || dev >= 1e-6 {
+                failures.push(format!("{at}: deviation {dev:.1e}: {what}"));
+            }
+            failures.extend(me.zeros.iter().map(|z| format!("{at}: {z}")));
+            // Co-Simulation also reports the event iteration at t = 0.
+            let cs_events: Vec<f64> = cs.events.into_iter().filter(|t| *t > 0.0).collect();
+            let me_events: Vec<f64> = me.events.into_iter().filter(|t| *t > 0.0).collect();
+            let same = cs_events.len() == me_events.len()
+                && cs_events
+                    .iter()
+                    .zip(&me_events)
+                    .all(|(a, b)| (a - b).abs() < 1e-7);
+            if !same {
+                failures.push(format!("{at}: events CS {cs_events:?}, ME {me_events:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
