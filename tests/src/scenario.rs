@@ -121,6 +121,14 @@ impl Scenario {
             .collect()
     }
 
+    /// `<Model>_ref_interpolated.csv`, the independent solution with the inputs interpolated
+    /// linearly between the table's rows (a scenario with continuous inputs has one): its
+    /// column names and rows.
+    pub fn interpolated_reference(&self, model: &str) -> Option<(Vec<String>, Vec<Vec<f64>>)> {
+        let path = self.dir.join(format!("{model}_ref_interpolated.csv"));
+        path.is_file().then(|| read_table(&path))
+    }
+
     /// Whether the inputs are continuous in time: no two rows of the table share a time.
     pub fn smooth(&self) -> bool {
         self.rows.windows(2).all(|w| w[1][0] > w[0][0])

@@ -5,8 +5,10 @@
 //! that starts at exactly zero ignored until it has moved away from zero (CVode's rule). Every
 //! FMU from rest with every input ramping from its start value (from zero where it may be), and
 //! every reference scenario whose inputs are continuous, must give the Co-Simulation results
-//! (the same inputs, as fmi2SetRealInputDerivatives ramps) within 1e-6, with the same events;
-//! after every event iteration no indicator may be left at exactly zero.
+//! (the same inputs, as fmi2SetRealInputDerivatives ramps) within 1e-6, with the same events,
+//! and each reference scenario's independent solution for interpolated inputs
+//! (`<Model>_ref_interpolated.csv`) within 1e-6; after every event iteration no indicator may
+//! be left at exactly zero.
 
 use fmu_harness::scenario::{scenarios, Scenario};
 use fmu_harness::{Fmu, Instance, OK};
@@ -410,6 +412,33 @@ fn deviation(names: &[String], a: &[Vec<f64>], b: &[Vec<f64>]) -> (f64, String) 
     worst
 }
 
+/// The deviation of a run (`rows` at the communication points) from an independent reference:
+/// the largest `|sim - ref|` relative to the signal's largest magnitude, over the reference's
+/// points after the start, and where.
+fn against_reference(
+    names: &[String],
+    step: f64,
+    rows: &[Vec<f64>],
+    (columns, reference): &(Vec<String>, Vec<Vec<f64>>),
+) -> (f64, String) {
+    let mut worst = (0.0f64, String::new());
+    for (c, name) in columns.iter().enumerate().skip(1) {
+        let j = names.iter().position(|n| n == name).expect("an output");
+        let size = reference.iter().map(|r| r[c].abs()).fold(0.0, f64::max);
+        for r in reference.iter().filter(|r| r[0] > 0.0) {
+            let k = (r[0] / step).round() as usize - 1;
+            let dev = (rows[k][j] - r[c]).abs() / (size + 1e-3);
+            if dev > worst.0 || dev.is_nan() {
+                worst = (
+                    dev,
+                    format!("{name} at t = {}: {} against {}", r[0], rows[k][j], r[c]),
+                );
+            }
+        }
+    }
+    worst
+}
+
 #[test]
 fn a_root_finding_importer_sees_every_event_from_rest_and_on_smooth_inputs() {
     let mut failures = vec![];
@@ -433,6 +462,13 @@ fn a_root_finding_importer_sees_every_event_from_rest_and_on_smooth_inputs() {
             );
             if dev.is_nan() || dev >= 1e-6 {
                 failures.push(format!("{at}: deviation {dev:.1e}: {what}"));
+            }
+            if let Some(reference) = sc.interpolated_reference(&model) {
+                let (dev, what) = against_reference(&names, sc.step, &me.rows, &reference);
+                eprintln!("{at}: deviation from the independent reference {dev:.1e} ({what})");
+                if dev.is_nan() || dev >= 1e-6 {
+                    failures.push(format!("{at}: {dev:.1e} from the reference: {what}"));
+                }
             }
             failures.extend(me.zeros.iter().map(|z| format!("{at}: {z}")));
             // Co-Simulation also reports the event iteration at t = 0.

@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 
 import fmpy.simulation as fmpy_simulation
+import fmpy.sundials as fmpy_sundials
 import numpy as np
 from fmpy import read_model_description, simulate_fmu
 from fmpy.util import read_csv
@@ -23,6 +24,12 @@ import platforms
 class Scenario:
     """A Cross-Check set: <Model>_in.csv (optional), <Model>_ref.csv, <Model>_ref.opt, and
     <Model>_par.csv (optional): parameter values every importer sets before initialization.
+
+    <Model>_ref.csv is the solution with each input held over a communication step, as a
+    co-simulation master applies the table. A scenario whose inputs are continuous (no two rows
+    at one time) also has <Model>_ref_interpolated.csv: the solution with the inputs interpolated
+    linearly between the rows, as FMPy and the Cross-Check rules read the table and as a Model
+    Exchange importer applies it at every evaluation (`interpolated`).
 
     <Model>_par.csv has the header `"name","value"` and one row per parameter, e.g.
     `"chain_model",2`; each value is read as a Real or an Integer by the variable's type in the
@@ -43,6 +50,8 @@ class Scenario:
         self.outputs = [n for n in self.ref.dtype.names if n != "time"]
         self.start, self.stop = self.opt["StartTime"], self.opt["StopTime"]
         self.step, self.tol = self.opt["StepSize"], self.opt["RelTol"]
+        interpolated = os.path.join(directory, f"{model}_ref_interpolated.csv")
+        self.ref_interpolated = read_csv(interpolated) if os.path.exists(interpolated) else None
         self.par_path = os.path.join(directory, f"{model}_par.csv")
         self.parameters = read_parameters(self.par_path) if os.path.exists(self.par_path) else {}
 
@@ -192,6 +201,44 @@ def fmpy_me(fmu, sc, _work, start_values=None):
     finally:
         fmpy_simulation.Input = original
     return at_communication_points(sc, r["time"], {n: r[n] for n in sc.outputs})
+
+
+class _InputsInRhs(fmpy_sundials.CVodeSolver):
+    """FMPy 0.3.32's CVode solver, except that its right-hand side also sets the inputs at the
+    time CVode asks for. FMPy sets them only in the root function (after each internal step and
+    while a root is located) and at each stop, so the derivatives of an internal step see the
+    inputs of its start, and an FMU without event indicators (no root function) sees them only
+    at the output points: a lag of the order of CVode's internal step."""
+
+    def f(self, t, y, ydot, user_data):
+        self.input.apply(t)
+        return super().f(t, y, ydot, user_data)
+
+
+def fmpy_me_interpolated(fmu, sc, _work, inputs_in_rhs=True):
+    """FMPy as a Model Exchange importer, with the input table as a user gives it: interpolated
+    linearly between its rows, no input events (the table has no two rows at one time), so
+    CVode integrates across the communication points and only the event indicators stop it.
+    Judged against <Model>_ref_interpolated.csv, with the inputs set at every evaluation
+    (`_InputsInRhs`); `inputs_in_rhs=False` is FMPy as shipped. The values at a communication
+    point are the first sample there (`at_communication_points`)."""
+    start_values = sc.parameter_values(read_model_description(fmu))
+    original = fmpy_sundials.CVodeSolver
+    if inputs_in_rhs:
+        fmpy_sundials.CVodeSolver = _InputsInRhs
+    try:
+        r = simulate_fmu(fmu, fmi_type="ModelExchange", solver="CVode", start_time=sc.start,
+                         stop_time=sc.stop, output_interval=sc.step,
+                         relative_tolerance=me_tolerance(sc), input=sc.inputs,
+                         output=sc.outputs, start_values=start_values, record_events=True)
+    finally:
+        fmpy_sundials.CVodeSolver = original
+    return at_communication_points(sc, r["time"], {n: r[n] for n in sc.outputs})
+
+
+def fmpy_me_interpolated_as_shipped(fmu, sc, work):
+    """`fmpy_me_interpolated` with FMPy's own input handling (not judged: its input lag)."""
+    return fmpy_me_interpolated(fmu, sc, work, inputs_in_rhs=False)
 
 
 def at_communication_points(sc, time, values):
@@ -393,8 +440,30 @@ NOT_JUDGED = {
     "fmi-sim ME": fmi_sim_me,
 }
 
+# Model Exchange with the inputs interpolated between the table's rows (no input events), on the
+# scenarios that have <Model>_ref_interpolated.csv and judged against it. fmi-sim's forward Euler
+# reads the table at each step's start whatever the interpolation, and is reported, not judged.
+INTERPOLATED = {
+    "FMPy ME interpolated": fmpy_me_interpolated,
+}
+INTERPOLATED_NOT_JUDGED = {
+    "FMPy ME interpolated, as shipped": fmpy_me_interpolated_as_shipped,
+    "fmi-sim ME interpolated": fmi_sim_me,
+}
+
+
+def reference_of(importer, sc):
+    """The reference an importer is compared with (None: the scenario has none for it)."""
+    if importer in INTERPOLATED or importer in INTERPOLATED_NOT_JUDGED:
+        return sc.ref_interpolated
+    return sc.ref
+
+
+def judged(importer):
+    return importer in IMPORTERS or importer in INTERPOLATED
+
 
 def simulate(importer, fmu, sc):
-    run = IMPORTERS.get(importer) or NOT_JUDGED[importer]
+    run = {**IMPORTERS, **NOT_JUDGED, **INTERPOLATED, **INTERPOLATED_NOT_JUDGED}[importer]
     with tempfile.TemporaryDirectory() as work:
         return run(fmu, sc, work)

@@ -19,7 +19,7 @@ import numpy as np
 import platforms
 from fmpy import read_model_description
 
-from importers import Scenario, simulate
+from importers import Scenario, judged, reference_of, simulate
 from validate import compare
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -188,6 +188,42 @@ class ModelExchange(unittest.TestCase):
             problems, worst = compare(wrong, *simulate("FMPy ME", self.CHAIN, wrong))
         self.assertTrue(any(p.startswith("theta_ds: ") for p in problems), problems)
         self.assertGreater(worst, 1e-3)
+
+
+class InterpolatedInputs(unittest.TestCase):
+    """The `FMPy ME interpolated` column judges Model Exchange with smooth inputs against the
+    reference for interpolated inputs: it passes there, fails against the reference for held
+    inputs and on a perturbed reference, and FMPy as shipped lags its inputs."""
+    GEAR = os.path.join(ROOT, "target", "fmu", "Gear.fmu")
+
+    def ramp(self):
+        return Scenario(os.path.join(ROOT, "reference-fmus", "Gear", "ramp"), "Gear")
+
+    def test_it_runs_only_where_the_inputs_are_continuous(self):
+        self.assertIsNone(reference_of("FMPy ME interpolated", gear_scenario()))
+        self.assertIsNotNone(reference_of("FMPy ME interpolated", self.ramp()))
+        self.assertTrue(judged("FMPy ME interpolated"))
+        self.assertFalse(judged("FMPy ME interpolated, as shipped"))
+
+    def test_the_interpolated_reference_passes_and_the_held_one_fails(self):
+        sc = self.ramp()
+        time, values = simulate("FMPy ME interpolated", self.GEAR, sc)
+        problems, worst = compare(sc, time, values, sc.ref_interpolated)
+        self.assertEqual(problems, [])
+        self.assertLess(worst, 1e-6)
+        problems, worst = compare(sc, time, values, sc.ref)
+        self.assertTrue(problems)
+        self.assertGreater(worst, 1e-6)
+        i = len(sc.ref_interpolated["time"]) // 2
+        sc.ref_interpolated["phi_b"][i] += 2e-6 * np.max(np.abs(sc.ref_interpolated["phi_b"]))
+        problems, _ = compare(sc, time, values, sc.ref_interpolated)
+        self.assertEqual(len(problems), 1, problems)
+
+    def test_fmpy_as_shipped_lags_the_inputs_of_an_fmu_without_indicators(self):
+        sc = self.ramp()
+        problems, worst = compare(sc, *simulate("FMPy ME interpolated, as shipped", self.GEAR,
+                                                sc), sc.ref_interpolated)
+        self.assertGreater(worst, 1e-6)
 
 
 def fmu_with(work, linux_so=None, windows_dll=None):

@@ -15,7 +15,9 @@ For each target/fmu/<Model>.fmu:
      initialization), and every output of <Model>_ref.csv must match:
      |sim - ref| <= 1e-6 max|ref| + 1e-9 (max over the run). The importers of
      importers.NOT_JUDGED (fmi-sim as Model Exchange) run too; their deviations are reported and
-     never judged;
+     never judged. On scenarios with <Model>_ref_interpolated.csv (continuous inputs), the
+     importers of importers.INTERPOLATED run Model Exchange with the inputs interpolated and no
+     input events, judged against that file (INTERPOLATED_NOT_JUDGED: reported only);
   6. the win64 run is bit-identical to the linux64 run, a state serialized on either platform
      continues on the other bit for bit, and the C harness's abuse
      calls return a status on both platforms.
@@ -35,18 +37,23 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 import platforms
-from importers import (IMPORTERS, ME_SMALLEST_TOLERANCE, ME_TOLERANCE_FACTOR, NOT_JUDGED, Scenario,
-                       simulate)
+from importers import (IMPORTERS, INTERPOLATED, INTERPOLATED_NOT_JUDGED, ME_SMALLEST_TOLERANCE,
+                       ME_TOLERANCE_FACTOR, NOT_JUDGED, Scenario, judged, reference_of, simulate)
 
 REL, ABS = 1e-6, 1e-9
 ME_FACTOR_TEXT = f"{ME_TOLERANCE_FACTOR:.0e} (not below {ME_SMALLEST_TOLERANCE:.0e})"
 
 
-def compare(sc, time, values):
-    """Problems and the largest deviation relative to each signal's range."""
+# Every importer, in the report's column order.
+ALL_IMPORTERS = {**IMPORTERS, **INTERPOLATED, **NOT_JUDGED, **INTERPOLATED_NOT_JUDGED}
+
+
+def compare(sc, time, values, ref=None):
+    """Problems and the largest deviation from `ref` (default: the scenario's reference with
+    held inputs) relative to each signal's range."""
     if abs(time[-1] - sc.stop) > 1e-9:
         return [f"simulation ended at {time[-1]}, not {sc.stop}"], 0.0
-    ref = sc.ref
+    ref = sc.ref if ref is None else ref
     # Importers that report nothing at the start time are judged from their first point on.
     judged = ref["time"] >= time[0] - 1e-12
     problems, worst = [], 0.0
@@ -146,8 +153,8 @@ def platform_lines(platform_rows):
 def write_report(path, rows, platform_rows, fmu_dir, notes=()):
     """docs/validation.md: what ran each FMU and how close it came; no timestamps, so the file
     only changes when the results do."""
-    names = list(IMPORTERS) + list(NOT_JUDGED)
-    headers = list(IMPORTERS) + [f"{name} (not judged)" for name in NOT_JUDGED]
+    names = list(ALL_IMPORTERS)
+    headers = [name if judged(name) else f"{name} (not judged)" for name in names]
     lines = [
         "# Validation report",
         "",
@@ -162,6 +169,13 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=()):
         "`FMPy ME` runs it as Model Exchange under FMPy's CVode, with the inputs held over each",
         "step as in the co-simulation runs and a relative tolerance of the scenario's times",
         f"{ME_FACTOR_TEXT}. `fmi-sim ME` (forward Euler, one step per output interval) is",
+        "reported, not judged. The `interpolated` columns run Model Exchange as users do, on the",
+        "scenarios whose inputs are continuous: the input table interpolated linearly, no input",
+        "events, so the host's solver integrates across the communication points and only the",
+        "event indicators stop it; they are compared with `<Model>_ref_interpolated.csv`, the",
+        "independent solution for those inputs. `FMPy ME interpolated` is judged (FMPy with the",
+        "inputs also set in its right-hand side); FMPy as shipped sets them only in its root",
+        "function and at output points, and fmi-sim reads them at each step's start: both are",
         "reported, not judged. See the README's importer notes for each importer's quirks.",
         "",
         "| FMU | Scenarios | " + " | ".join(headers) + " |",
@@ -228,13 +242,16 @@ def main(fmu_dir, ref_root):
         for directory in scenarios:
             sc = Scenario(directory, model)
             where = os.path.relpath(directory, ref_root)
-            for imp in list(IMPORTERS) + list(NOT_JUDGED):
+            for imp in ALL_IMPORTERS:
+                ref = reference_of(imp, sc)
+                if ref is None:
+                    continue
                 try:
-                    sim_problems, dev = compare(sc, *simulate(imp, fmu, sc))
+                    sim_problems, dev = compare(sc, *simulate(imp, fmu, sc), ref)
                 except Exception as e:  # an importer that fails is a finding, not a crash
                     sim_problems, dev = [f"did not run: {e}"], float("nan")
                 worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
-                if imp in IMPORTERS:
+                if judged(imp):
                     problems += [f"{imp} on {where}: {p}" for p in sim_problems]
                 else:
                     outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev

@@ -255,6 +255,26 @@ fn solver_text<M: Model>() -> String {
     )
 }
 
+/// What the event indicators are, for any model: the model's own section says which they are.
+fn indicators_text<M: Model>() -> String {
+    if M::EVENT_INDICATORS == 0 {
+        return "<p>No event indicators: nothing switches inside a step.</p>".into();
+    }
+    format!(
+        "<p>{n} event indicator{s} (<code>numberOfEventIndicators</code>). Each is a switching \
+         function <code>g</code> moved by a small hysteresis <code>h</code> to the side of it \
+         that the current mode belongs to (<code>g + h</code> or <code>g - h</code>): after \
+         every event iteration, the one after initialization included, every indicator is \
+         strictly nonzero on its mode's side, so a root finder that only reports sign changes \
+         between nonzero values (CVode, IDA, DASSL, SciPy) sees every switch, also one that \
+         starts where the model rests on a switching surface. An event is found where \
+         <code>g</code> has gone <code>h</code> past its surface, which moves event times by \
+         <code>h/|dg/dt|</code>, far below the integration tolerance.</p>",
+        n = M::EVENT_INDICATORS,
+        s = if M::EVENT_INDICATORS == 1 { "" } else { "s" },
+    )
+}
+
 pub fn documentation<M: Model>() -> String {
     let vars = M::variables();
     let defaults = M::default();
@@ -312,10 +332,12 @@ event indicators, and at each of their zero crossings calls <code>fmi2NewDiscret
 which runs the same event update as the Co-Simulation interface (mode switches, velocity
 resets, reported through <code>valuesOfContinuousStatesChanged</code>) until nothing changes.
 No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
+{indicators}
 </body>
 </html>
 "#,
         name = M::NAME,
+        indicators = indicators_text::<M>(),
         solver = solver_text::<M>(),
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,

@@ -726,6 +726,28 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
+    /// Logs a warning for an indicator left at exactly zero by a converged event iteration: a
+    /// root finder would not see it change sign (a model breaking the [`Indicators`] contract).
+    fn warn_indicators_at_zero(&mut self, t: f64) {
+        if let Some(i) = self.indicator_at_zero(t) {
+            self.logger.log(
+                crate::logger::WARNING,
+                Category::Warning,
+                &format!("t = {t}: event indicator {i} is exactly zero after the event iteration; a root finder will not see it change sign"),
+            );
+        }
+    }
+
+    /// The first event indicator that is exactly zero now, if any.
+    fn indicator_at_zero(&mut self, t: f64) -> Option<usize> {
+        let mut z = std::mem::take(&mut self.scratch);
+        z.resize(M::EVENT_INDICATORS, 1.0);
+        self.model.event_indicators(t, &mut Indicators::new(&mut z));
+        let zero = z.iter().position(|z| *z == 0.0);
+        self.scratch = z;
+        zero
+    }
+
     pub fn enter_event_mode(&mut self) -> CallResult {
         self.state = FmiState::EventMode;
         self.event_updates = 0;
@@ -771,6 +793,7 @@ impl<M: Model> Instance<M> {
             self.log_event(&format!("state event at t = {t}{what}"));
         } else {
             self.event_updates = 0;
+            self.warn_indicators_at_zero(t);
         }
         self.model.get_states(&mut after);
         self.dirty = true;
@@ -862,5 +885,56 @@ fn step_error_text(e: &StepError) -> String {
     match e {
         StepError::Invalid(t, inv) => format!("t = {t}: {inv}"),
         StepError::Solver(t, msg) => format!("t = {t}: {msg}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Experiment, Invalid, Side};
+    use crate::test_models::Ball;
+
+    /// A model whose one indicator is `g` with no hysteresis, against the contract.
+    #[derive(Default, Clone)]
+    struct Bare {
+        g: f64,
+    }
+    impl Model for Bare {
+        const NAME: &'static str = "Bare";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+        const STATES: usize = 0;
+        const EVENT_INDICATORS: usize = 1;
+        fn variables() -> Vec<Var<Self>> {
+            vec![]
+        }
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn get_states(&self, _x: &mut [f64]) {}
+        fn set_states(&mut self, _x: &[f64]) {}
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
+        fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+            z.set(0, self.g, Side::Positive, 0.0);
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    fn model_exchange<M: Model>() -> Instance<M> {
+        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+        Instance::new(logger, Interface::ModelExchange)
+    }
+
+    #[test]
+    fn an_indicator_left_at_zero_is_found_and_one_with_hysteresis_is_not() {
+        let mut bare = model_exchange::<Bare>();
+        assert_eq!(bare.indicator_at_zero(0.0), Some(0));
+        bare.model.g = -1e-300;
+        assert_eq!(bare.indicator_at_zero(0.0), None);
+        // The ball resting on the ground: its indicator is the height plus the hysteresis.
+        let mut ball = model_exchange::<Ball>();
+        assert_eq!(ball.model.h, 0.0);
+        assert_eq!(ball.indicator_at_zero(0.0), None);
     }
 }
