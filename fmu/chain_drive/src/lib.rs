@@ -292,19 +292,21 @@ impl Model for ChainDrive {
     /// Full chain: per run, min(e, e + c/k de/dt), positive exactly while it pulls, on the
     /// side of the run's mode. QSS: the signed tension T_u - T_l, on the side of the taut run.
     /// Inextensible, taut: the taut run's tension (positive) and the other run's extension
-    /// (negative); slack: both extensions (negative). Hysteresis 1e-12 m and 1e-9 N (1e-12 of
-    /// a kilonewton, the tensions' size).
+    /// (negative); slack: both extensions (negative). Hysteresis 1e-9 N on tensions (1e-12 of
+    /// a kilonewton, their size), and on lengths the extension of a run pulling 1e-9 N
+    /// (1e-14 m at the default stiffness), so that a run taut just inside the hysteresis pushes
+    /// no more than that.
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
         use Side::{Negative, Positive};
-        const LENGTH: f64 = HYSTERESIS;
         const TENSION: f64 = 1e3 * HYSTERESIS;
+        let length = TENSION / self.bike.k;
         let g = self.motion().indicators;
         let taut = |run| Side::of(self.mode == run || self.mode == BOTH);
         let sides = match (self.chain_model, self.mode) {
             (QSS, mode) => [(Side::of(mode == UPPER), TENSION), (Positive, TENSION)],
-            (INEXTENSIBLE, UPPER | LOWER) => [(Positive, TENSION), (Negative, LENGTH)],
-            (INEXTENSIBLE, _) => [(Negative, LENGTH), (Negative, LENGTH)],
-            _ => [(taut(UPPER), LENGTH), (taut(LOWER), LENGTH)],
+            (INEXTENSIBLE, UPPER | LOWER) => [(Positive, TENSION), (Negative, length)],
+            (INEXTENSIBLE, _) => [(Negative, length), (Negative, length)],
+            _ => [(taut(UPPER), length), (taut(LOWER), length)],
         };
         for (i, (g, (side, h))) in g.into_iter().zip(sides).enumerate() {
             z.set(i, g, side, h);
