@@ -6,17 +6,28 @@ angle positive clockwise (forward rolling). Swing-arm pivot O at the origin, dri
 centre P = (ds_x, ds_z), wheel centre W = (-l_sa cos th_sa, l_sa sin th_sa), q = (th_ds, th_sa,
 th_rw) with th_rw relative to the swing arm.
 
+Two references per scenario, on the same input table ChainDrive_in.csv (one row per 1 ms
+communication point): ChainDrive_ref.csv with each input held over each step (sample and hold,
+as a co-simulation master applies the table), ChainDrive_ref_interpolated.csv with the inputs
+linear in t between consecutive rows (as FMPy reads the table and a Model Exchange importer
+applies it at every right-hand-side evaluation). The integrators take the inputs as a function
+of the time within the step (step_inputs), evaluated at every RK stage and every located switch.
+
 Contents (run this file for the report):
   tangent_construction / check_geometry   run lengths from first principles vs the closed forms
   thesis_printed_lengths_energy_drift     why the thesis's printed lengths are not conservative
+  rk6 / Switching / step_inputs           RK6 with time-dependent inputs and located mode switches
   full_model                              elastic chain, RK6 with located tension kinks
   qss_model / check_qss                   quasi-steady-state chain and swing arm
   inextensible_model / check_inextensible modes U, L, F with located switches and plastic impacts
-  write_reference / write_references      Cross-Check files for the FMU, one scenario per chain model
+  check_interpolated                      interpolated inputs vs held ones on finer steps
+  write_reference / write_references      Cross-Check files for the FMU, one scenario per chain
+                                          model, held and interpolated, with their convergence
 """
 import math
 import os
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -329,61 +340,84 @@ def sign_check(p, tau=10.0, t_end=0.02, n=200):
 # Integration engine: Butcher's 6th-order RK with located mode switches
 # ------------------------------------------------------------------------------------------------
 
-def rk6(f, x, dt):
-    """One step of Butcher's 7-stage 6th-order Runge-Kutta for an autonomous f (the inputs are
-    held over a communication step). Unrolled for speed; order checked in check_rk6_order()."""
-    k1 = f(x)
-    k2 = f([a + dt / 3 * b for a, b in zip(x, k1)])
-    k3 = f([a + dt * 2 / 3 * c for a, c in zip(x, k2)])
-    k4 = f([a + dt * (b / 12 + c / 3 - d / 12) for a, b, c, d in zip(x, k1, k2, k3)])
-    k5 = f([a + dt * (-b / 16 + 9 * c / 8 - 3 * d / 16 - 3 * e / 8)
-            for a, b, c, d, e in zip(x, k1, k2, k3, k4)])
-    k6 = f([a + dt * (9 * c / 8 - 3 * d / 8 - 3 * e / 4 + g / 2)
-            for a, c, d, e, g in zip(x, k2, k3, k4, k5)])
-    k7 = f([a + dt * (9 * b / 44 - 9 * c / 11 + 63 * d / 44 + 18 * e / 11 - 16 * g2 / 11)
-            for a, b, c, d, e, g2 in zip(x, k1, k2, k3, k4, k6)])
+def rk6(f, x, dt, t=0.0):
+    """One step of Butcher's 7-stage 6th-order Runge-Kutta for x' = f(t, x) from time t (nodes
+    0, 1/3, 2/3, 1/3, 1/2, 1/2, 1). Unrolled for speed; order checked in check_rk6_order()."""
+    k1 = f(t, x)
+    k2 = f(t + dt / 3, [a + dt / 3 * b for a, b in zip(x, k1)])
+    k3 = f(t + dt * 2 / 3, [a + dt * 2 / 3 * c for a, c in zip(x, k2)])
+    k4 = f(t + dt / 3, [a + dt * (b / 12 + c / 3 - d / 12) for a, b, c, d in zip(x, k1, k2, k3)])
+    k5 = f(t + dt / 2, [a + dt * (-b / 16 + 9 * c / 8 - 3 * d / 16 - 3 * e / 8)
+                        for a, b, c, d, e in zip(x, k1, k2, k3, k4)])
+    k6 = f(t + dt / 2, [a + dt * (9 * c / 8 - 3 * d / 8 - 3 * e / 4 + g / 2)
+                        for a, c, d, e, g in zip(x, k2, k3, k4, k5)])
+    k7 = f(t + dt, [a + dt * (9 * b / 44 - 9 * c / 11 + 63 * d / 44 + 18 * e / 11 - 16 * g2 / 11)
+                    for a, b, c, d, e, g2 in zip(x, k1, k2, k3, k4, k6)])
     return [a + dt * (11 * (b + h) / 120 + 27 * (d + e) / 40 - 4 * (g + g2) / 15)
             for a, b, d, e, g, g2, h in zip(x, k1, k3, k4, k5, k6, k7)]
 
 
 def check_rk6_order(verbose=True):
-    """Error ratios on a nonlinear oscillator (Duffing with damping) when halving the step."""
-    f = lambda y: [y[1], -y[0] - 0.5 * y[0] ** 3 - 0.1 * y[1] + 0.2 * y[0] * y[1]]
+    """Error ratios on a nonlinear oscillator (Duffing with damping) when halving the step, free
+    and with a time-dependent forcing (which tests the stage times too)."""
+    def orders(force):
+        f = lambda t, y: [y[1], -y[0] - 0.5 * y[0] ** 3 - 0.1 * y[1] + 0.2 * y[0] * y[1] + force(t)]
 
-    def run(n):
-        y = [1.0, 0.3]
-        for _ in range(n):
-            y = rk6(f, y, 2.0 / n)
-        return y
-    ref = run(4096)
-    errs = [abs(run(n)[0] - ref[0]) for n in (16, 32, 64)]
-    orders = [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+        def run(n):
+            y = [1.0, 0.3]
+            for i in range(n):
+                y = rk6(f, y, 2.0 / n, i * 2.0 / n)
+            return y
+        ref = run(4096)
+        errs = [abs(run(n)[0] - ref[0]) for n in (16, 32, 64)]
+        return [math.log2(errs[i] / errs[i + 1]) for i in range(2)]
+    free = orders(lambda t: 0.0)
+    forced = orders(lambda t: 0.8 * math.cos(3.0 * t) + 0.5 * t)
     if verbose:
-        print(f"   RK6 observed order: {orders[0]:.2f}, {orders[1]:.2f}")
-    return orders
+        print(f"   RK6 observed order: {free[0]:.2f}, {free[1]:.2f}; with a forcing of t: "
+              f"{forced[0]:.2f}, {forced[1]:.2f}")
+    return free, forced
+
+
+def step_inputs(inputs, i, h, interpolate):
+    """(u(s), u at the step's end) over communication step i, s the time since its start.
+
+    Held: the step's start value throughout, as a co-simulation master applies the table (the
+    step's end keeps it: the row at a communication point is the left limit). Interpolated:
+    linear between the table's rows i and i + 1, which hold inputs() at the row times exactly
+    (ChainDrive_in.csv is written with repr), as FMPy reads the table."""
+    u0 = inputs(i * h)
+    if not interpolate:
+        return (lambda s: u0), u0
+    u1 = inputs((i + 1) * h)
+    (a0, a1, a2), (d0, d1, d2) = u0, [(b - a) / h for a, b in zip(u0, u1)]
+    return (lambda s: (a0 + d0 * s, a1 + d1 * s, a2 + d2 * s)), u1
 
 
 class Switching:
-    """Integrates one communication step with inputs held: RK6 substeps; when status(y, mode)
-    differs from mode at a substep's end (or a probe finds a sign change inside it), the first
-    instant of change is bisected to 1e-16 s, the step restarts there after transition()."""
+    """Integrates one communication step: RK6 substeps of rhs(y, mode, u) with the inputs u(s)
+    evaluated at every stage time (s from the step's start); when status(y, mode, u) differs from
+    mode at a substep's end (or a probe finds a sign change inside it), the first instant of
+    change is bisected to 1e-16 s, the step restarts there after transition(y, old, new, t, u).
+    The inputs enter the status at the instant tested, so a switch driven by a ramping input is
+    located as one driven by the state."""
 
     def __init__(self, rhs, status, transition=None, probe=None, after_step=None):
         self.rhs, self.status, self.transition, self.probe = rhs, status, transition, probe
         self.after_step = after_step or (lambda y, mode: y)
         self.events = []
 
-    def step(self, x, mode, t0, dt, nsub):
+    def step(self, x, mode, t0, dt, nsub, u):
         t, hs, count = 0.0, dt / nsub, 0
         while dt - t > 1e-13 * dt:
             s = min(hs, dt - t)
-            f = lambda y: self.rhs(y, mode)
-            adv = lambda z: self.after_step(rk6(f, x, z), mode)
+            f = lambda tau, y: self.rhs(y, mode, u(tau))
+            adv = lambda z: self.after_step(rk6(f, x, z, t), mode)
             y = adv(s)
-            hit = self.status(y, mode) != mode
+            hit = self.status(y, mode, u(t + s)) != mode
             if not hit and self.probe is not None:
                 for frac in self.probe(x, y, mode, s):
-                    if self.status(adv(frac * s), mode) != mode:
+                    if self.status(adv(frac * s), mode, u(t + frac * s)) != mode:
                         s, y, hit = frac * s, adv(frac * s), True
                         break
             if not hit:
@@ -395,13 +429,13 @@ class Switching:
                 if mid in (lo, hi):
                     break
                 ym = adv(mid)
-                if self.status(ym, mode) != mode:
+                if self.status(ym, mode, u(t + mid)) != mode:
                     hi, y = mid, ym
                 else:
                     lo = mid
-            new = self.status(y, mode)
+            new = self.status(y, mode, u(t + hi))
             if self.transition is not None:
-                y, new = self.transition(y, mode, new, t0 + t + hi)
+                y, new = self.transition(y, mode, new, t0 + t + hi, u(t + hi))
             self.events.append((t0 + t + hi, mode, new))
             x, t, mode = y, t + hi, new
             count += 1
@@ -488,22 +522,22 @@ def _tensions(p, mode, e_u, e_l, de_u, de_l):
             (k * e_l + c * de_l) if mode[2] and mode[3] else 0.0)
 
 
-def _full_rhs(p, u):
-    """x = (q, w, dissipated, input work). The force law is frozen by mode (smooth inside).
-    Same equations as geometry()/extensions()/free_forces(), inlined for speed (checked against
-    them in check_full)."""
+def _full_rhs(p):
+    """f(x, mode, u), x = (q, w, dissipated, input work), u the inputs at that instant. The force
+    law is frozen by mode (smooth inside). Same equations as geometry()/extensions()/free_forces(),
+    inlined for speed (checked against them in check_full)."""
     l, dr, rds, rws = p["l_sa"], p["dr"], p["r_ds"], p["r_ws"]
     px, pz, k, c = p["ds_x"], p["ds_z"], p["k"], p["c_chain"]
     jds, jrw, isa = p["J_ds"], p["J_rw"], p["I_sa"]
     Lu_ref, Ll_ref, T_ref, slack = p["Lu_ref"], p["Ll_ref"], p["T_ref"], p["slack"]
     pre, ks, cs, th0, G = p["tau_preload"], p["k_susp"], p["c_susp"], p["th_sa0"], p["G"]
     gds, grw, printed = p["gamma_ds"], p["gamma_rw"], p["printed"]
-    tau_eng, tau_load, c_brake = u
-    crw = c_brake + grw
     dr2 = dr * dr
     sqrt, atan2, acos, cos, sin = math.sqrt, math.atan2, math.acos, math.cos, math.sin
 
-    def f(x, mode):
+    def f(x, mode, u):
+        tau_eng, tau_load, c_brake = u
+        crw = c_brake + grw
         th_ds, th, th_rw, w_ds, w_sa, w_rw = x[0], x[1], x[2], x[3], x[4], x[5]
         co, si = cos(th), sin(th)
         ux, uz = px + l * co, pz - l * si
@@ -552,9 +586,9 @@ def _full_rhs(p, u):
     return f
 
 
-def _full_rhs_plain(p, u):
+def _full_rhs_plain(p):
     """The same right-hand side from the shared helpers (slow; used to check _full_rhs)."""
-    def f(x, mode):
+    def f(x, mode, u):
         q, w = x[0:3], x[3:6]
         gm = geometry(p, q[1])
         e_u, e_l, de_u, de_l, gu, gl = _chain_state(p, x, gm)
@@ -600,9 +634,10 @@ def default_substeps(p, h, per=0.015):
     return max(4, math.ceil(h * rate / per))
 
 
-def full_model(p, inputs, t_end, h=1e-3, substeps=None, x0=None, stride=1):
-    """Full elastic chain. inputs(t) -> (tau_eng, tau_load, c_brake), sampled at each step's
-    start and held. Rows (dicts, see full_outputs) every `stride` steps, starting at t = 0.
+def full_model(p, inputs, t_end, h=1e-3, substeps=None, x0=None, stride=1, interpolate=False):
+    """Full elastic chain. inputs(t) -> (tau_eng, tau_load, c_brake), sampled at the
+    communication points and held over each step, or interpolated linearly between them
+    (step_inputs). Rows (dicts, see full_outputs) every `stride` steps, starting at t = 0.
 
     T_run = k e + c e_dot when e > 0 and k e + c e_dot > 0, else 0. Each change of that status
     is located by bisection and the RK6 step restarts there, so the solution is smooth between
@@ -622,16 +657,14 @@ def full_model(p, inputs, t_end, h=1e-3, substeps=None, x0=None, stride=1):
         return [(ea[0], ea[2], eb[0], eb[2]), (ea[1], ea[3], eb[1], eb[3])]
 
     rows = [full_outputs(p, 0.0, x)]
-    events = []
+    eng = Switching(_full_rhs(p), lambda y, m, u: _full_status(p, y),
+                    probe=_hermite_probe(indicators))
     for i in range(n):
-        u = inputs(i * h)
-        rhs = _full_rhs(p, u)
-        eng = Switching(rhs, lambda y, m: _full_status(p, y), probe=_hermite_probe(indicators))
-        x, mode = eng.step(x, mode, i * h, h, sub)
-        events += eng.events
+        u, _ = step_inputs(inputs, i, h, interpolate)
+        x, mode = eng.step(x, mode, i * h, h, sub, u)
         if (i + 1) % stride == 0:
             rows.append(full_outputs(p, round((i + 1) * h, 12), x, mode))
-    return rows, events
+    return rows, eng.events
 
 
 # ------------------------------------------------------------------------------------------------
@@ -722,11 +755,57 @@ def _phi12(z):
     return e / z, (e - z) / (z * z)
 
 
-def qss_model(p, inputs, t_end, h=1e-3, x0=None, stride=1):
-    """QSS chain and arm. State (th_rw, w_rw): J_eff w' = F - beta w with F = tau_load + rho
-    tau_eng and beta = c_brake + gamma_rw + rho^2 gamma_ds, constant over a held step, so it is
-    solved exactly (exponential integrators phi1, phi2). The dissipated energy is exact too:
-    F dth - dKE. Rows as full_model's where they exist (th_sa, th_ds algebraic; w_sa = 0)."""
+def _qss_forcing(p, u):
+    """(F, beta) of J_eff w' = F - beta w: F = tau_load + rho tau_eng, beta = c_brake + gamma_rw
+    + rho^2 gamma_ds."""
+    return u[1] + p["rho"] * u[0], u[2] + p["gamma_rw"] + p["rho"] ** 2 * p["gamma_ds"]
+
+
+def _qss_held_step(p, jeff, th, w, u, h):
+    """Exact step with F, beta constant (exponential integrators phi1, phi2): (th, w, work)."""
+    F, beta = _qss_forcing(p, u)
+    z = -beta / jeff * h
+    f1, f2 = _phi12(z)
+    th_new = th + w * h * f1 + F / jeff * h * h * f2
+    w_new = w * math.exp(z) + F / jeff * h * f1
+    return th_new, w_new, F * (th_new - th)
+
+
+def _qss_ramp_step(p, jeff, th, w, u, h, terms):
+    """Exact step with F, beta linear in time (interpolated inputs), as the Taylor series of the
+    solution in sigma = s/h: g(sigma) = w(h sigma) obeys g' = A + B sigma - (P + Q sigma) g with
+    A = h F0/J, B = h (F1 - F0)/J, P = h beta0/J, Q = h (beta1 - beta0)/J, so its coefficients
+    follow (n+1) a_{n+1} = A [n=0] + B [n=1] - P a_n - Q a_{n-1}; th and work = int F w dt are
+    term-by-term integrals. The terms fall like P^n/n! with P < 3e-3 here, so `terms` = 8 is at
+    roundoff (a ramping beta has no elementary closed form; the series needs none).
+    Returns (th, w, work)."""
+    (F0, b0), (F1, b1) = _qss_forcing(p, u(0.0)), _qss_forcing(p, u(h))
+    A, B, P, Q = h * F0 / jeff, h * (F1 - F0) / jeff, h * b0 / jeff, h * (b1 - b0) / jeff
+    dF = F1 - F0
+    a_prev, a = 0.0, w
+    w_end, th_int, work = a, a, a * (F0 + dF / 2)
+    for n in range(terms - 1):
+        a_prev, a = a, ((A if n == 0 else B if n == 1 else 0.0) - P * a - Q * a_prev) / (n + 1)
+        w_end += a
+        th_int += a / (n + 2)
+        work += a * (F0 / (n + 2) + dF / (n + 3))
+    return th + h * th_int, w_end, h * work
+
+
+# Series terms per 1 ms step of the QSS model with interpolated inputs (_qss_ramp_step; the
+# reference's refinement check doubles them).
+QSS_RAMP_TERMS = 8
+
+
+def qss_model(p, inputs, t_end, h=1e-3, x0=None, stride=1, interpolate=False,
+              terms=QSS_RAMP_TERMS):
+    """QSS chain and arm. State (th_rw, w_rw): J_eff w' = F - beta w (_qss_forcing). Held
+    inputs: F and beta are constant over the step, solved in closed form; interpolated ones:
+    linear in the step, solved by the solution's series with `terms` terms (_qss_ramp_step). The
+    dissipated energy is F w integrated minus the kinetic energy gained. The taut run (sign of
+    T_s) enters only the algebraic outputs, not this ODE, so no switch has to be located. Rows as
+    full_model's where they exist (th_sa, th_ds algebraic from the inputs at the row's instant;
+    w_sa = 0)."""
     jeff = p["J_rw"] + p["rho"] ** 2 * p["J_ds"]
     th, w = (x0 if x0 is not None else (0.0, 0.0))
     diss = work = 0.0
@@ -750,18 +829,16 @@ def qss_model(p, inputs, t_end, h=1e-3, x0=None, stride=1):
     n = int(round(t_end / h))
     rows = [row(0.0, th, w, inputs(0.0))]
     for i in range(n):
-        u = inputs(i * h)
-        F = u[1] + p["rho"] * u[0]
-        beta = u[2] + p["gamma_rw"] + p["rho"] ** 2 * p["gamma_ds"]
-        z = -beta / jeff * h
-        f1, f2 = _phi12(z)
-        th_new = th + w * h * f1 + F / jeff * h * h * f2
-        w_new = w * math.exp(z) + F / jeff * h * f1
-        work += F * (th_new - th)
-        diss += F * (th_new - th) - 0.5 * jeff * (w_new * w_new - w * w)
+        u, u_end = step_inputs(inputs, i, h, interpolate)
+        if interpolate:
+            th_new, w_new, dwork = _qss_ramp_step(p, jeff, th, w, u, h, terms)
+        else:
+            th_new, w_new, dwork = _qss_held_step(p, jeff, th, w, u_end, h)
+        work += dwork
+        diss += dwork - 0.5 * jeff * (w_new * w_new - w * w)
         th, w = th_new, w_new
         if (i + 1) % stride == 0:
-            rows.append(row(round((i + 1) * h, 12), th, w, u))
+            rows.append(row(round((i + 1) * h, 12), th, w, u_end))
     return rows
 
 
@@ -781,7 +858,7 @@ def check_qss(verbose=True):
             u = (tau_eng, tau_load, c_b)
             x, T_s, a = qss_state(pk, 3.7, w_rw, u)
             mode = _full_status(pk, x)
-            acc = _full_rhs(pk, u)(x + [0.0, 0.0], mode)[3:6]
+            acc = _full_rhs(pk)(x + [0.0, 0.0], mode, u)[3:6]
             worst_a = max(worst_a, abs(acc[0] / pk["rho"] - a) / abs(a), abs(acc[1]) / abs(a),
                           abs(acc[2] - a) / abs(a))
             T_u, T_l = _tensions(pk, mode, *_indicators(pk, x))
@@ -883,8 +960,10 @@ def _project(p, x, mode):
     return y
 
 
-def inextensible_model(p, inputs, t_end, h=1e-3, substeps=10, x0=None, stride=1, mode0=None):
-    """Inextensible chain: modes 'U' (upper run taut), 'L' (lower taut), 'F' (slack).
+def inextensible_model(p, inputs, t_end, h=1e-3, substeps=10, x0=None, stride=1, mode0=None,
+                       interpolate=False):
+    """Inextensible chain: modes 'U' (upper run taut), 'L' (lower taut), 'F' (slack); inputs
+    held or interpolated as in full_model.
 
     In U/L, th_ds is eliminated exactly by the run's constraint (projected after every RK stage
     result) and the tension is lambda >= 0 (pulling); lambda < 0 -> F (located). In F the six
@@ -913,45 +992,43 @@ def inextensible_model(p, inputs, t_end, h=1e-3, substeps=10, x0=None, stride=1,
     mode = mode0 or pick_mode(x, inputs(0.0))
     x = _project(p, x, mode)
 
-    def make(u):
-        def rhs(y, m):
-            if m == "F":
-                q, w = y[0:3], y[3:6]
-                acc = mass_solve(p, free_forces(p, q, w, u))
-            else:
-                w, acc, _, _, _ = _constrained(p, y, m, u)
-            return list(w) + acc + [free_dissipation(p, w, u[2]), input_power(w, u), 0.0]
+    def rhs(y, m, u):
+        if m == "F":
+            q, w = y[0:3], y[3:6]
+            acc = mass_solve(p, free_forces(p, q, w, u))
+        else:
+            w, acc, _, _, _ = _constrained(p, y, m, u)
+        return list(w) + acc + [free_dissipation(p, w, u[2]), input_power(w, u), 0.0]
 
-        def status(y, m):
-            e_u, e_l, _, _ = extensions(p, y[0:3])
-            if m == "F":
-                return "U" if e_u > 0.0 else ("L" if e_l > 0.0 else "F")
-            other = e_l if m == "U" else e_u
-            if other > 0.0:
-                return "LOCK"
-            return "F" if lam_of(y, m, u) < 0.0 else m
+    def status(y, m, u):
+        e_u, e_l, _, _ = extensions(p, y[0:3])
+        if m == "F":
+            return "U" if e_u > 0.0 else ("L" if e_l > 0.0 else "F")
+        other = e_l if m == "U" else e_u
+        if other > 0.0:
+            return "LOCK"
+        return "F" if lam_of(y, m, u) < 0.0 else m
 
-        def transition(y, old, new, t):
-            if new == "LOCK":
-                raise RuntimeError(f"both runs taut at t = {t}: the swing arm would lock")
-            if old != "F":
-                return y, new
-            gm = geometry(p, y[1])
-            A, _ = _constraint(p, new, gm)
-            w = y[3:6]
-            Aw = sum(a * b for a, b in zip(A, w))
-            MiA = mass_solve(p, A)
-            AMA = sum(a * b for a, b in zip(A, MiA))
-            w_new = [wi - mi * Aw / AMA for wi, mi in zip(w, MiA)]
-            loss = 0.5 * Aw * Aw / AMA
-            drop = kinetic(p, w) - kinetic(p, w_new)
-            y = list(y[0:3]) + w_new + [y[6], y[7], y[8] + loss]
-            y = _project(p, y, new)
-            impacts.append((t, new, loss, drop))
-            if lam_of(y, new, u) < 0.0:
-                return y, "F"
+    def transition(y, old, new, t, u):
+        if new == "LOCK":
+            raise RuntimeError(f"both runs taut at t = {t}: the swing arm would lock")
+        if old != "F":
             return y, new
-        return rhs, status, transition
+        gm = geometry(p, y[1])
+        A, _ = _constraint(p, new, gm)
+        w = y[3:6]
+        Aw = sum(a * b for a, b in zip(A, w))
+        MiA = mass_solve(p, A)
+        AMA = sum(a * b for a, b in zip(A, MiA))
+        w_new = [wi - mi * Aw / AMA for wi, mi in zip(w, MiA)]
+        loss = 0.5 * Aw * Aw / AMA
+        drop = kinetic(p, w) - kinetic(p, w_new)
+        y = list(y[0:3]) + w_new + [y[6], y[7], y[8] + loss]
+        y = _project(p, y, new)
+        impacts.append((t, new, loss, drop))
+        if lam_of(y, new, u) < 0.0:
+            return y, "F"
+        return y, new
 
     def row(t, y, m, u):
         gm = geometry(p, y[1])
@@ -973,16 +1050,13 @@ def inextensible_model(p, inputs, t_end, h=1e-3, substeps=10, x0=None, stride=1,
                     lambda_check=abs(lam - lam2))
 
     rows = [row(0.0, x, mode, inputs(0.0))]
-    events = []
+    eng = Switching(rhs, status, transition, after_step=lambda y, m: _project(p, y, m))
     for i in range(n):
-        u = inputs(i * h)
-        rhs, status, transition = make(u)
-        eng = Switching(rhs, status, transition, after_step=lambda y, m: _project(p, y, m))
-        x, mode = eng.step(x, mode, i * h, h, substeps)
-        events += eng.events
+        u, u_end = step_inputs(inputs, i, h, interpolate)
+        x, mode = eng.step(x, mode, i * h, h, substeps, u)
         if (i + 1) % stride == 0:
-            rows.append(row(round((i + 1) * h, 12), x, mode, u))
-    return rows, events, impacts
+            rows.append(row(round((i + 1) * h, 12), x, mode, u_end))
+    return rows, eng.events, impacts
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1003,7 +1077,8 @@ def reference_inputs(t):
     braking and the chain crosses the slack onto the lower run; traction again from 1.0 s (slack
     crossed back); from 1.4 s the brake with a light engine drag, lower run taut again. The arm
     squats and extends with the chain's moment and the load torque; the wheel never rolls
-    backwards. Piecewise linear, held per step."""
+    backwards. Piecewise linear with two jumps in tau_load (0.3 s, 0.5 s) and a sine; the
+    references sample it at the communication points (ChainDrive_in.csv), held or interpolated."""
     tau_eng = (_ramp(t, 0.0, 0.2, 0.0, 30.0) if t < 0.6 else
                _ramp(t, 0.6, 0.7, 30.0, -12.0) if t < 1.0 else
                _ramp(t, 1.0, 1.1, -12.0, 20.0) if t < 1.4 else
@@ -1040,17 +1115,21 @@ def scenario_params(fmu_params):
     return make_params(**{FMU_NAMES.get(n, n): v for n, v in fmu_params.items()})
 
 
-def run_model(chain_model, p, inputs, t_end, h=1e-3, substeps=None, stride=10):
-    """(rows, events, impacts) of one chain model; the QSS model has no located events (its
-    integrator is exact per held step) and only the inextensible one has impacts."""
+def run_model(chain_model, p, inputs, t_end, h=1e-3, substeps=None, stride=10, interpolate=False):
+    """(rows, events, impacts) of one chain model, inputs held or interpolated (step_inputs). The
+    QSS model has no located events (the taut run is not in its ODE) and only the inextensible
+    one has impacts. substeps: RK6 substeps per step; for the QSS model the series terms of an
+    interpolated step (the held one is closed-form)."""
     if chain_model == 1:
-        rows, events = full_model(p, inputs, t_end, h, substeps=substeps, stride=stride)
+        rows, events = full_model(p, inputs, t_end, h, substeps=substeps, stride=stride,
+                                  interpolate=interpolate)
         return rows, events, []
     if chain_model == 2:
-        return qss_model(p, inputs, t_end, h, stride=stride), [], []
+        kw = {} if substeps is None else {"terms": substeps}
+        return qss_model(p, inputs, t_end, h, stride=stride, interpolate=interpolate, **kw), [], []
     if chain_model == 3:
         kw = {} if substeps is None else {"substeps": substeps}
-        return inextensible_model(p, inputs, t_end, h, stride=stride, **kw)
+        return inextensible_model(p, inputs, t_end, h, stride=stride, interpolate=interpolate, **kw)
     raise ValueError(f"chain_model {chain_model}")
 
 
@@ -1058,27 +1137,38 @@ def write_reference(directory, substeps=None, chain_model=1, fmu_params=None):
     """Cross-Check files for one chain model (and the parameters fmu_params, by their FMU names;
     the defaults otherwise), on reference_inputs:
     ChainDrive_in.csv (every 1 ms step), ChainDrive_ref.csv (every 10 ms; columns: the FMU's
-    variable names in SCENARIOS), ChainDrive_ref.opt and ChainDrive_par.csv (chain_model, which
-    the validation's importers set before initialization). Returns (rows, events, impacts)."""
+    variable names in SCENARIOS) with each input held over each step as a co-simulation master
+    applies the table, ChainDrive_ref_interpolated.csv (same rows and columns) with the inputs
+    interpolated linearly between the rows of ChainDrive_in.csv, as FMPy reads the table and a
+    Model Exchange importer applies it at every evaluation, ChainDrive_ref.opt and
+    ChainDrive_par.csv (chain_model, which the validation's importers set before
+    initialization). substeps: RK6 substeps per step for both (None: each model's default).
+    Returns {"held": (rows, events, impacts, seconds), "interpolated": (...)}."""
     fmu_params = fmu_params or {}
     p = scenario_params(fmu_params)
     h, t_end = 1e-3, 2.0
     n = int(round(t_end / h))
     names = next(v[3] for v in SCENARIOS.values() if v[0] == chain_model)
-    rows, events, impacts = run_model(chain_model, p, reference_inputs, t_end, h,
-                                      substeps=substeps, stride=10)
+    out = {}
+    for kind in ("held", "interpolated"):
+        t0 = time.perf_counter()
+        rows, events, impacts = run_model(chain_model, p, reference_inputs, t_end, h,
+                                          substeps=substeps, stride=10,
+                                          interpolate=kind == "interpolated")
+        out[kind] = (rows, events, impacts, time.perf_counter() - t0)
     os.makedirs(directory, exist_ok=True)
     ins = [(round(i * h, 10),) + reference_inputs(i * h) for i in range(n)]
     ins.append((round(n * h, 10),) + reference_inputs(n * h))
     write_csv(os.path.join(directory, "ChainDrive_in.csv"), ["time", "tau_eng", "tau_load", "c_brake"], ins)
-    write_csv(os.path.join(directory, "ChainDrive_ref.csv"), names,
-              [[r[k] for k in names] for r in rows])
+    for kind, suffix in (("held", ""), ("interpolated", "_interpolated")):
+        write_csv(os.path.join(directory, f"ChainDrive_ref{suffix}.csv"), names,
+                  [[r[k] for k in names] for r in out[kind][0]])
     write_opt(os.path.join(directory, "ChainDrive_ref.opt"), 0.0, t_end, h, 1e-8)
     with open(os.path.join(directory, "ChainDrive_par.csv"), "w") as f:
         f.write(f'"name","value"\n"chain_model",{chain_model:d}\n')
         for name, value in fmu_params.items():
             f.write(f'"{name}",{value!r}\n')
-    return rows, events, impacts
+    return out
 
 
 def _relative_difference(a, b, names):
@@ -1091,47 +1181,94 @@ def _relative_difference(a, b, names):
     return worst
 
 
+def _scenario_substeps(chain_model, p):
+    """RK6 substeps per 1 ms step a scenario is written with (QSS: the series terms of an
+    interpolated step)."""
+    if chain_model == 2:
+        return QSS_RAMP_TERMS
+    return 10 if chain_model == 3 else default_substeps(p, 1e-3)
+
+
+def _check_solution(chain_model, p, rows, substeps, names, interpolate, bound):
+    """Energy balance (full and inextensible, impact losses booked) and the difference to a
+    rerun with twice the RK6 substeps (QSS: series terms), relative to each signal's range: the
+    refinement must stay below `bound`. The held QSS step is closed-form: nothing to refine.
+    Returns the figures."""
+    fig = {}
+    if chain_model != 2:
+        work = max(max(abs(r["work_input"]) for r in rows), 1.0)
+        fig["balance"] = max(abs(r["energy_balance"]) for r in rows) / work
+        assert fig["balance"] < 1e-9, (f"chain_model {chain_model}: energy balance off by "
+                                       f"{fig['balance']:.1e}")
+    if substeps is None:
+        return fig
+    t0 = time.perf_counter()
+    fine, _, _ = run_model(chain_model, p, reference_inputs, 2.0, substeps=2 * substeps, stride=10,
+                           interpolate=interpolate)
+    fig["refine_seconds"] = time.perf_counter() - t0
+    fig["refinement"] = _relative_difference(rows, fine, names[1:])
+    fig["substeps"] = substeps
+    fig["unit"] = "terms" if chain_model == 2 else "substeps"
+    assert fig["refinement"] < bound, (f"chain_model {chain_model}: substeps x2 moved it by "
+                                       f"{fig['refinement']:.1e}")
+    return fig
+
+
+def _describe(fig):
+    """One line of a solution's figures."""
+    parts = [f"{fig['seconds']:.2f} s"]
+    if fig["events"] or fig["impacts"]:
+        parts.append(f"{fig['events']} located switches, {fig['impacts']} impacts")
+    if "balance" in fig:
+        parts.append(f"energy balance {fig['balance']:.1e} of the work")
+    if "refinement" in fig:
+        parts.append(f"{fig['unit']} {fig['substeps']} -> {2 * fig['substeps']} moves it "
+                     f"{fig['refinement']:.1e} of the ranges ({fig['refine_seconds']:.1f} s)")
+    else:
+        parts.append("closed form per step")
+    return "; ".join(parts)
+
+
 def write_references(root, verbose=True):
-    """The three scenarios of reference-fmus/ChainDrive (root): the full model in root, the QSS
-    model in root/qss, the inextensible one in root/inextensible. Each is checked before it is
-    kept: the energy balance (full and inextensible, impact losses booked) and a rerun with twice
-    the RK6 substeps, whose difference must stay far below the validation's 1e-6 of the ranges
-    (the QSS integrator is exact per held step: nothing to refine). Returns {chain_model: figures}."""
+    """The four scenarios of reference-fmus/ChainDrive (root, SCENARIOS): the full model in root,
+    the QSS model in root/qss, the inextensible one in root/inextensible, the stiff damped chain
+    in root/stiff, each with ChainDrive_ref.csv (inputs held over each step) and
+    ChainDrive_ref_interpolated.csv (inputs interpolated linearly between the rows of
+    ChainDrive_in.csv). Each solution is checked before it is kept: the energy balance (full and
+    inextensible, impact losses booked) and a rerun with twice the RK6 substeps (QSS interpolated:
+    series terms), whose difference must stay far below the validation's 1e-6 of the ranges:
+    1e-7 held, 1e-9 interpolated (the held QSS step is closed-form: nothing to refine).
+    Returns {subdirectory: {kind: figures}}."""
     out = {}
     for sub, (chain_model, fmu_params, what, names) in SCENARIOS.items():
         directory = os.path.join(root, sub) if sub else root
-        t0 = time.perf_counter()
         p = scenario_params(fmu_params)
-        sub_default = (None if chain_model == 2 else 10 if chain_model == 3 else
-                       default_substeps(p, 1e-3))
-        rows, events, impacts = write_reference(directory, substeps=sub_default,
-                                                chain_model=chain_model, fmu_params=fmu_params)
-        seconds = time.perf_counter() - t0
-        fig = dict(seconds=seconds, events=len(events), impacts=len(impacts))
-        if chain_model != 2:
-            work = max(max(abs(r["work_input"]) for r in rows), 1.0)
-            fig["balance"] = max(abs(r["energy_balance"]) for r in rows) / work
-            t1 = time.perf_counter()
-            fine, _, _ = run_model(chain_model, p, reference_inputs, 2.0,
-                                   substeps=2 * sub_default, stride=10)
-            fig["refine_seconds"] = time.perf_counter() - t1
-            fig["refinement"] = _relative_difference(rows, fine, names[1:])
-            assert fig["balance"] < 1e-9, f"{what}: energy balance off by {fig['balance']:.1e}"
-            # Ten times below the validation's 1e-6 at least (the undamped 1e6 N/m chain, ringing
-            # through its slack for 2 s, moves by 2e-8; the others by 1e-11).
-            assert fig["refinement"] < 1e-7, f"{what}: substeps x2 moved it by {fig['refinement']:.1e}"
-        else:
-            # T_s changes sign: the sprocket jumps across the slack, the other run's length with it.
-            fig["crossings"] = sum(1 for a, b in zip(rows, rows[1:])
-                                   if (a["T_upper"] > 0) != (b["T_upper"] > 0))
-        out[sub or "."] = fig
+        substeps = _scenario_substeps(chain_model, p)
+        solutions = write_reference(directory, substeps=substeps, chain_model=chain_model,
+                                    fmu_params=fmu_params)
+        figs = {}
+        for kind, (rows, events, impacts, seconds) in solutions.items():
+            interpolate = kind == "interpolated"
+            fig = dict(seconds=seconds, events=len(events), impacts=len(impacts))
+            refine = None if chain_model == 2 and not interpolate else substeps
+            fig.update(_check_solution(chain_model, p, rows, refine, names, interpolate,
+                                       1e-9 if interpolate else 1e-7))
+            if chain_model == 2:
+                # T_s changes sign: the sprocket jumps across the slack, the other run's
+                # length with it.
+                fig["crossings"] = sum(1 for a, b in zip(rows, rows[1:])
+                                       if (a["T_upper"] > 0) != (b["T_upper"] > 0))
+            figs[kind] = fig
+        held, interp = solutions["held"][0], solutions["interpolated"][0]
+        figs["interpolated"]["vs_held"] = _relative_difference(held, interp, names[1:])
+        out[sub or "."] = figs
         if verbose:
-            extra = (f"{fig['events']} located switches, {fig['impacts']} impacts, energy balance "
-                     f"{fig['balance']:.1e} of the work, substeps x2 moves it {fig['refinement']:.1e} "
-                     f"of the ranges ({fig['refine_seconds']:.1f} s)" if chain_model != 2 else
-                     f"the taut run changes {fig['crossings']} times between rows")
-            print(f"ChainDrive/{sub or '.'}: chain_model {chain_model} ({what}), "
-                  f"{seconds:.1f} s; {extra}")
+            extra = (f"; the taut run changes {figs['held']['crossings']} times between rows"
+                     if chain_model == 2 else "")
+            print(f"ChainDrive/{sub or '.'}: chain_model {chain_model} ({what}){extra}")
+            print(f"   held:         {_describe(figs['held'])}")
+            print(f"   interpolated: {_describe(figs['interpolated'])}; differs from held by "
+                  f"{figs['interpolated']['vs_held']:.1e} of the ranges")
     return out
 
 
@@ -1157,11 +1294,9 @@ def check_full(verbose=True, directory="/tmp/chain_ref"):
                      + [rng.uniform(-20, 20) for _ in range(3)] + [0.0, 0.0])
                 u = (rng.uniform(-30, 30), rng.uniform(-30, 30), rng.uniform(0, 3))
                 m = tuple(rng.random() < 0.5 for _ in range(2 if c_chain == 0.0 else 4))
-                a, b = _full_rhs(pp, u)(x, m), _full_rhs_plain(pp, u)(x, m)
+                a, b = _full_rhs(pp)(x, m, u), _full_rhs_plain(pp)(x, m, u)
                 fast = max(fast, max(abs(i - j) / (1 + abs(j)) for i, j in zip(a, b)))
-    t0 = time.process_time()
-    rows, events, _ = write_reference(directory)
-    cpu = time.process_time() - t0
+    rows, events, _, seconds = write_reference(directory)["held"]
     p = make_params()
     sub = default_substeps(p, 1e-3)
     rows2, _ = full_model(p, reference_inputs, 2.0, substeps=2 * sub, stride=10)
@@ -1175,7 +1310,7 @@ def check_full(verbose=True, directory="/tmp/chain_ref"):
     bal_c = max(abs(r["energy_balance"]) for r in rows_c)
     if verbose:
         print(f"3/6. full model, reference scenario 2 s ({sub} RK6 substeps/ms, {len(events)} located "
-              f"switches, {cpu:.1f} s CPU; inlined vs plain right-hand side {fast:.1e}):")
+              f"switches, {seconds:.1f} s; inlined vs plain right-hand side {fast:.1e}):")
         print(f"   pulling run changes (t, run): {ch}")
         print(f"   energy balance |E + E_diss - W_in| max {bal:.2e} J (input work {thr:.1f} J, "
               f"relative {bal / thr:.1e}); with c_chain = 500 N.s/m: {bal_c:.2e} J")
@@ -1227,6 +1362,69 @@ def check_inextensible(verbose=True):
     return dict(balance=bal, impacts=impacts, lam=lam, cmp=cmp)
 
 
+def _table(inputs, h, n):
+    """The input table read as FMPy reads it: linear in t between inputs(k h), k = 0..n."""
+    def u(t):
+        k = min(max(int(t / h), 0), n - 1)
+        a, b = inputs(k * h), inputs((k + 1) * h)
+        frac = (t - k * h) / h
+        return tuple(x + (y - x) * frac for x, y in zip(a, b))
+    return u
+
+
+# The integrated states of each chain model, as output columns: outputs that also read the
+# inputs at a row (the QSS model's algebraic ones, the inextensible tension) would compare the
+# last held value with the table's.
+STATE_NAMES = {1: REF_NAMES[1:],
+               2: ["theta_rw", "w_rw", "energy_dissipated"],
+               3: ["theta_ds", "theta_sa", "theta_rw", "w_ds", "w_sa", "w_rw", "energy_dissipated",
+                   "energy_impact"]}
+
+
+def check_interpolated(verbose=True, ms=(2, 4, 8)):
+    """The interpolated references against the held code path on m times finer steps, each
+    holding the table's value at its midpoint: that differs from the ramp by O((h/m)^2), so the
+    difference must fall 4x per halving (observed order 2) towards the interpolated solution, not
+    level off; this tests the time-dependent stages and switches independently of their own
+    refinement. The Richardson extrapolation of the last two, (4 H(2m) - H(m))/3, lands far
+    closer where the solution is smooth in the step; not with impacts, whose loss depends on
+    where in a held step the input crossing falls. States only (STATE_NAMES), relative to each
+    one's range, per chain model on the default parameters."""
+    h, t_end = 1e-3, 2.0
+    n = int(round(t_end / h))
+    table = _table(reference_inputs, h, n)
+    out = {}
+    for chain_model, _, what, _ in (v for v in SCENARIOS.values() if not v[1]):
+        p = make_params()
+        ref, _, _ = run_model(chain_model, p, reference_inputs, t_end, h,
+                              substeps=_scenario_substeps(chain_model, p), interpolate=True)
+        diffs, held = [], []
+        for m in ms:
+            hm = h / m
+            mid = lambda t, hm=hm: table(t + hm / 2)
+            sub = (default_substeps(p, hm) if chain_model == 1 else
+                   None if chain_model == 2 else max(3, math.ceil(10 / m)))
+            rows, _, _ = run_model(chain_model, p, mid, t_end, hm, substeps=sub, stride=10 * m)
+            held.append(rows)
+            diffs.append(_relative_difference(ref, rows, STATE_NAMES[chain_model]))
+        extra = [{k: (4 * b[k] - a[k]) / 3 for k in STATE_NAMES[chain_model]}
+                 for a, b in zip(held[-2], held[-1])]
+        out[what] = diffs, _relative_difference(ref, extra, STATE_NAMES[chain_model])
+        if verbose:
+            orders = ", ".join(f"{math.log2(a / b):.2f}" for a, b in zip(diffs, diffs[1:]))
+            print(f"   {what}: held on h/m with midpoint inputs vs interpolated, m = "
+                  + ", ".join(f"{m}: {d:.1e}" for m, d in zip(ms, diffs))
+                  + f" (order {orders}); extrapolated {out[what][1]:.1e}")
+    return out
+
+
+def check_references(verbose=True):
+    """The four scenarios, held and interpolated, written to a scratch directory with their
+    convergence figures (the same run as generate.py's)."""
+    with tempfile.TemporaryDirectory() as root:
+        return write_references(root, verbose)
+
+
 def main():
     t0 = time.process_time()
     print("ChainDrive independent reference (reference-fmus/chain_drive.py)")
@@ -1236,6 +1434,10 @@ def main():
     check_full()
     check_qss()
     check_inextensible()
+    print("6. references, inputs held and interpolated (the latter also against held inputs on "
+          "finer steps):")
+    check_interpolated()
+    check_references()
     print(f"total CPU {time.process_time() - t0:.1f} s")
 
 
