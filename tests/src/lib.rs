@@ -2,6 +2,7 @@
 //! reads its modelDescription.xml, loads the binary with libloading and calls it through the
 //! C ABI only.
 
+pub mod ode;
 pub mod scenario;
 
 use libloading::Library;

@@ -5,6 +5,7 @@
 //! the same events at the same times. Also the ME structure (state order, derivatives), the
 //! ME state machine, and refused calls.
 
+use fmu_harness::ode::dormand_prince;
 use fmu_harness::scenario::{scenarios, Scenario};
 use fmu_harness::{Fmu, Instance, ERROR, OK};
 use model_description::{Causality, VariableType};
@@ -76,62 +77,9 @@ impl Importer<'_> {
         z
     }
 
-    /// One Dormand-Prince 5(4) step: the fifth-order solution and an error estimate.
+    /// One Dormand-Prince 5(4) step through the FMU's derivatives.
     fn dp5(&self, t: f64, x: &[f64], h: f64) -> (Vec<f64>, f64) {
-        const C: [f64; 6] = [1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0, 1.0];
-        const A: [&[f64]; 6] = [
-            &[1.0 / 5.0],
-            &[3.0 / 40.0, 9.0 / 40.0],
-            &[44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0],
-            &[
-                19372.0 / 6561.0,
-                -25360.0 / 2187.0,
-                64448.0 / 6561.0,
-                -212.0 / 729.0,
-            ],
-            &[
-                9017.0 / 3168.0,
-                -355.0 / 33.0,
-                46732.0 / 5247.0,
-                49.0 / 176.0,
-                -5103.0 / 18656.0,
-            ],
-            &[
-                35.0 / 384.0,
-                0.0,
-                500.0 / 1113.0,
-                125.0 / 192.0,
-                -2187.0 / 6784.0,
-                11.0 / 84.0,
-            ],
-        ];
-        const E: [f64; 7] = [
-            71.0 / 57600.0,
-            0.0,
-            -71.0 / 16695.0,
-            71.0 / 1920.0,
-            -17253.0 / 339200.0,
-            22.0 / 525.0,
-            -1.0 / 40.0,
-        ];
-        let mut k = vec![self.rhs(t, x)];
-        for (c, a) in C.iter().zip(A) {
-            let y: Vec<f64> = (0..x.len())
-                .map(|i| x[i] + h * a.iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
-                .collect();
-            k.push(self.rhs(t + c * h, &y));
-        }
-        let y: Vec<f64> = (0..x.len())
-            .map(|i| x[i] + h * A[5].iter().zip(&k).map(|(a, k)| a * k[i]).sum::<f64>())
-            .collect();
-        let err = (0..x.len())
-            .map(|i| {
-                let e = h * E.iter().zip(&k).map(|(e, k)| e * k[i]).sum::<f64>();
-                let scale = RTOL * x[i].abs().max(y[i].abs()) + RTOL * 1e-3;
-                (e / scale).powi(2)
-            })
-            .sum::<f64>();
-        (y, (err / x.len() as f64).sqrt())
+        dormand_prince(|t, x| self.rhs(t, x), t, x, h, RTOL)
     }
 
     /// Whether an indicator changed sign from `a` to `b` (one that starts at exactly zero, as
