@@ -35,7 +35,9 @@ validate then fails, as the FMUs lack win64).
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
-  references regenerate reference-fmus/ from the independent closed-form solutions";
+  references regenerate reference-fmus/ from the independent closed-form solutions
+  hashes     SHA-256 of every reference scenario's outputs from the C harness on linux64 and
+             win64 (Wine): a refactoring that must change no result compares them";
 
 /// Python tools the suite needs, pinned so CI runs what was validated.
 const PYTHON_PACKAGES: &[&str] = &[
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("package") => package::package(platforms_flag(&args)).map(|_| ()),
         Some("validate") => packaged(&args, validate),
+        Some("hashes") => packaged(&args, || python_with_harness("hashes.py")),
         Some("test") => test(),
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
@@ -192,12 +195,17 @@ fn check_the_checks() -> Result<(), String> {
 }
 
 fn validate() -> Result<(), String> {
+    python_with_harness("validate.py")
+}
+
+/// `xtask/python/<script> target/fmu reference-fmus`, with the C harness and the importers.
+fn python_with_harness(script: &str) -> Result<(), String> {
     let python = venv()?;
     let fmi_sim = fmi_sim()?;
     let harness = platforms::harness()?;
     let root = root();
     run(Command::new(python)
-        .arg(root.join("xtask/python/validate.py"))
+        .arg(root.join("xtask/python").join(script))
         .arg(root.join("target/fmu"))
         .arg(root.join("reference-fmus"))
         .env("FMI_SIM", fmi_sim)

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Hashes of every reference scenario's outputs as the C harness (tests/c/fmu_run.c) computes
+them on linux64 and on win64 under Wine (called by `cargo xtask hashes`).
+
+One line per FMU, scenario and platform: the SHA-256 of the outputs' IEEE-754 bits at every
+communication point, printed and written to docs/result-hashes.txt. A refactoring that must change
+no result leaves that file as it was (`git diff docs/result-hashes.txt`).
+"""
+import hashlib
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+import platforms
+from validate import scenarios_of
+from importers import Scenario
+
+
+def digest(time, values, names):
+    h = hashlib.sha256(np.asarray(time, dtype="<f8").tobytes())
+    for n in names:
+        h.update(np.asarray(values[n], dtype="<f8").tobytes())
+    return h.hexdigest()
+
+
+def main(fmu_dir, ref_root):
+    lines = []
+    for name in sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu")):
+        model = name[:-4]
+        for directory in scenarios_of(ref_root, model):
+            sc = Scenario(directory, model)
+            where = os.path.relpath(directory, ref_root)
+            for platform in ("linux64", "win64"):
+                with tempfile.TemporaryDirectory() as work:
+                    time, values = platforms.simulate(platform, os.path.join(fmu_dir, name), sc,
+                                                      work)
+                lines.append(f"{where} {platform} {digest(time, values, sc.outputs)}")
+                print(lines[-1], flush=True)
+    with open(os.path.join(os.path.dirname(ref_root), "docs", "result-hashes.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
