@@ -32,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from generate import rk4, write_csv, write_opt  # noqa: E402
+from common import rk4, write_csv, write_opt  # noqa: E402
 
 TWO_PI = 2.0 * math.pi
 

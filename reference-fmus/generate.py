@@ -27,19 +27,10 @@ Each prints the figure for its interpolated reference (`report`).
 import math
 import os
 
+import chain_drive as chain_drive_model
+from common import rk4, write_csv, write_opt
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def write_csv(path, names, rows):
-    with open(path, "w") as f:
-        f.write(",".join(f'"{n}"' for n in names) + "\n")
-        for row in rows:
-            f.write(",".join(repr(float(x)) for x in row) + "\n")
-
-
-def write_opt(path, start, stop, step, rtol):
-    with open(path, "w") as f:
-        f.write(f"StartTime,{start!r}\nStopTime,{stop!r}\nStepSize,{step!r}\nRelTol,{rtol!r}\n")
 
 
 def write_scenario(d, model, input_names, ins, names, rows, stop, step, rtol, interpolated=None):
@@ -82,14 +73,6 @@ def march(step, x, table, h, every, row, interpolated, first=None):
         if (k + 1) % every == 0:
             rows.append(row(round((k + 1) * h, 10), x, u1))
     return rows
-
-
-def rk4(f, x, t, dt):
-    k1 = f(t, x)
-    k2 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k1)])
-    k3 = f(t + dt / 2, [a + dt / 2 * b for a, b in zip(x, k2)])
-    k4 = f(t + dt, [a + dt * b for a, b in zip(x, k3)])
-    return [a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4)]
 
 
 def rk4_steps(f, x, u0, u1, t0, h, sub):
@@ -555,7 +538,7 @@ def crank_slider():
 
 
 def crank_slider_spin_up(d, n=2000):
-    """Issue 11's run (`cargo xtask bench`, not a reference scenario): from rest, the torque
+    """The bench's spin-up run (`cargo xtask bench`, not a reference scenario): from rest, the torque
     2 + sin(5 t_k) held over each 1 ms step and no piston force, every step for `n` steps."""
     ins, rows = crank_slider_motion(lambda t: (2.0 + math.sin(5 * t), 0.0), n, 1)
     write_crank_slider(d, ins, rows, 1e-3, 1e-6)
@@ -807,15 +790,12 @@ def chain_drive():
     (traction from rest, engine braking across the slack onto the lower run, traction again,
     the brake). The independent solutions (tangent-point geometry, RK6 with located tension
     kinks, the exact QSS step, modes and plastic impacts) and their self-checks are in
-    chain_drive.py, imported here rather than at the top because it takes write_csv and
-    write_opt from this file."""
-    import chain_drive as cd
-    return cd.write_references(os.path.join(HERE, "ChainDrive"))
+    chain_drive.py."""
+    return chain_drive_model.write_references(os.path.join(HERE, "ChainDrive"))
 
 
 if __name__ == "__main__":
     import sys
-    sys.path.insert(0, HERE)
     if sys.argv[1:] == ["ChainDrive"]:
         chain_drive()
         sys.exit(0)

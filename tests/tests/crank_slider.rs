@@ -190,7 +190,7 @@ fn crank_acceleration(phi: f64, w: f64, tau: f64) -> f64 {
     (tau - M * s1 * s2 * w * w) / (J + M * s1 * s1)
 }
 
-/// The long, event-rich run of issue 11: from rest at the top dead centre, a torque
+/// The long, event-rich spin-up: from rest at the top dead centre, a torque
 /// `2 + sin(5 t_k)` held over each 1 ms step spins the crank up to about 490 rad/s in 5 s, through
 /// about 400 dead centres. At the FMU's default tolerance, angle and speed must stay within
 /// 1e-6 of their ranges of an independent solution (classic RK4, 400 substeps per step, which

@@ -537,7 +537,7 @@ fn reference_turning(
     (out, events)
 }
 
-/// Issue 11's long run for the CVT: 10 s with the pulleys turning under an engine-like torque
+/// A long run for the CVT: 10 s with the pulleys turning under an engine-like torque
 /// and a speed-dependent load, and the secondary clamping force switched up and down every
 /// 1.25 s, so that the sheaves run from stop to stop (every contact and release an event) while
 /// the spin adds its own axial force. At the FMU's default tolerance, the primary's angle and

@@ -244,7 +244,7 @@ fn input_derivatives_ramp_the_inputs_over_a_step() {
     assert!(inst.log_text().contains("order 2"), "{}", inst.log_text());
 }
 
-/// Issue 11's long run: 10 s of drivetrain-like torques held over each 1 ms step (an engine
+/// A long run: 10 s of drivetrain-like torques held over each 1 ms step (an engine
 /// torque with a firing ripple, a road load growing with speed, a brake pulse), at the FMU's
 /// default tolerance. Within a held step the acceleration is constant, so the exact solution is
 /// a parabola per step: angle and speed must stay within 1e-6 of their ranges over 10,000 steps

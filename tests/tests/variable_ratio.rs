@@ -559,7 +559,7 @@ fn a_non_positive_ratio_refuses_the_step_and_rollback_still_works() {
     inst.free_state(state);
 }
 
-/// Issue 11's long run for the coupling: 10 s of drivetrain-like speeds held over each 1 ms step
+/// A long run for the coupling: 10 s of drivetrain-like speeds held over each 1 ms step
 /// (an engine speed with a slow swell, the follower slightly out of step so that the spring
 /// winds up and unwinds through zero, each time reversing the power flow), with a ratio that
 /// varies and is handed over with its derivative; losses on. At the FMU's default tolerance the

@@ -6,7 +6,7 @@ For every FMU, on its reference scenario (reference-fmus/<Model>/), through the 
     (`--toggle-collect`), which does not depend on the machine's load;
   - the largest deviation from the independent reference, relative to each signal's range
     (validate.compare), from a native run of the whole scenario;
-at the FMU's default tolerance and at 1e-4 ... 1e-12. Also issue 11's CrankSlider spin-up (its
+at the FMU's default tolerance and at 1e-4 ... 1e-12. Also the CrankSlider spin-up (its
 first 2 s, against reference-fmus/generate.py's independent solution). Prints Markdown tables and writes them to
 docs/performance.md.
 
@@ -78,7 +78,7 @@ def spin_up(fmu_dir):
     fmu = os.path.join(fmu_dir, "CrankSlider.fmu")
     default = float(read_model_description(fmu).defaultExperiment.tolerance)
     lines = ["", "## CrankSlider spin-up", "",
-             "Issue 11's run: from rest, torque 2 + sin(5 t_k) held over each 1 ms step, "
+             "From rest, torque 2 + sin(5 t_k) held over each 1 ms step, "
              "instructions over the first 2 s (2000 steps, about 68 dead centres; 214 rad/s at "
              "the end), deviation from the independent solution of reference-fmus/generate.py "
              "(RK4, 50 substeps, s' and s'' by differences). `tests/tests/crank_slider.rs` "

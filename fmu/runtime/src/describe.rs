@@ -236,7 +236,6 @@ fn html_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// documentation/index.html: the model's own text followed by the generated variable table.
 /// The internal integrators, as the tolerance selects them for this model.
 fn solver_text<M: Model>() -> String {
     use crate::integrator::HIGH_ORDER_FROM;
@@ -275,6 +274,7 @@ fn indicators_text<M: Model>() -> String {
     )
 }
 
+/// documentation/index.html: the model's own text followed by the generated variable table.
 pub fn documentation<M: Model>() -> String {
     let vars = M::variables();
     let defaults = M::default();

@@ -156,7 +156,7 @@ pub struct Erk {
     lazy_end: bool,
     /// The step just taken left the derivative at its end unevaluated (`dy` is stale).
     end_pending: bool,
-    /// Scratch: a stage's states, a weighed sum of stages, interpolated states and indicators.
+    /// Scratch: a stage's states, a weighted sum of stages, interpolated states and indicators.
     ys: Vec<f64>,
     acc: Vec<f64>,
     ym: Vec<f64>,
@@ -266,16 +266,16 @@ impl Erk {
     /// `out[j] = base[j] + scale Σ_s w[s] k[s][j]` (no `base`: 0), stage after stage (rows of
     /// `out.len()`): whole rows at a time, no work for a zero weight, and unrolled in registers
     /// for the usual numbers of states.
-    fn weighed(out: &mut [f64], k: &[f64], w: &[f64], base: Option<&[f64]>, scale: f64) {
+    fn weighted(out: &mut [f64], k: &[f64], w: &[f64], base: Option<&[f64]>, scale: f64) {
         match out.len() {
-            1 => weighed_n::<1>(out, k, w, base, scale),
-            2 => weighed_n::<2>(out, k, w, base, scale),
-            3 => weighed_n::<3>(out, k, w, base, scale),
-            4 => weighed_n::<4>(out, k, w, base, scale),
-            5 => weighed_n::<5>(out, k, w, base, scale),
-            6 => weighed_n::<6>(out, k, w, base, scale),
-            7 => weighed_n::<7>(out, k, w, base, scale),
-            8 => weighed_n::<8>(out, k, w, base, scale),
+            1 => weighted_n::<1>(out, k, w, base, scale),
+            2 => weighted_n::<2>(out, k, w, base, scale),
+            3 => weighted_n::<3>(out, k, w, base, scale),
+            4 => weighted_n::<4>(out, k, w, base, scale),
+            5 => weighted_n::<5>(out, k, w, base, scale),
+            6 => weighted_n::<6>(out, k, w, base, scale),
+            7 => weighted_n::<7>(out, k, w, base, scale),
+            8 => weighted_n::<8>(out, k, w, base, scale),
             _ => {
                 out.fill(0.0);
                 for (w, ks) in w.iter().zip(k.chunks_exact(out.len())) {
@@ -299,7 +299,7 @@ impl Erk {
 
     /// The states `y0 + h Σ_s a[s] k[s]` of a stage, in `ys`.
     fn stage_states(&mut self, a: &[f64], h: f64) {
-        Self::weighed(&mut self.ys, &self.k, a, Some(&self.y0), h);
+        Self::weighted(&mut self.ys, &self.k, a, Some(&self.y0), h);
     }
 
     /// A first step from the current state (Hairer, Norsett and Wanner, Solving ODEs I, II.4):
@@ -328,14 +328,14 @@ impl Erk {
     }
 
     /// The stages of a step of length `h` from the step's start, ending at `t1`, for `N` states
-    /// ([`weighed_n`]).
+    /// ([`weighted_n`]).
     #[inline(always)]
     fn stages<const N: usize>(&mut self, sys: &mut impl System, h: f64, t1: f64) {
         let n = self.y.len();
         let pair = self.pair;
         let last = pair.stages() - 1;
         for i in 1..pair.stages() {
-            weighed_n::<N>(&mut self.ys, &self.k, pair.a[i], Some(&self.y0), h);
+            weighted_n::<N>(&mut self.ys, &self.k, pair.a[i], Some(&self.y0), h);
             if i == last && self.lazy_end {
                 break;
             }
@@ -353,13 +353,13 @@ impl Erk {
     #[inline(always)]
     fn error<const N: usize>(&mut self, h: f64) -> f64 {
         let pair = self.pair;
-        weighed_n::<N>(&mut self.acc, &self.k, pair.e, None, h);
+        weighted_n::<N>(&mut self.acc, &self.k, pair.e, None, h);
         let high = self.mean_square(|j| self.acc[j]);
         if pair.e_low.is_empty() {
             return high;
         }
         // Hairer's DOP853: err = err5^2 / sqrt(err5^2 + 0.01 err3^2), as a root mean square.
-        weighed_n::<N>(&mut self.acc, &self.k, pair.e_low, None, h);
+        weighted_n::<N>(&mut self.acc, &self.k, pair.e_low, None, h);
         let low = self.mean_square(|j| self.acc[j]);
         let denominator = high + 0.01 * low;
         if denominator > 0.0 {
@@ -412,7 +412,7 @@ impl Erk {
         }
     }
 
-    /// [`Erk::step`] for `N` states ([`weighed_n`]).
+    /// [`Erk::step`] for `N` states ([`weighted_n`]).
     fn step_n<const N: usize>(
         &mut self,
         sys: &mut impl System,
@@ -437,7 +437,7 @@ impl Erk {
             }
             let t1 = if to_stop { stop } else { self.t0 + h };
             self.stages::<N>(sys, h, t1);
-            // The error is weighed by the states at the step's start (`y`, not yet replaced).
+            // The error is weighted by the states at the step's start (`y`, not yet replaced).
             let error = self.error::<N>(h);
             let factor = self.factor(error);
             if error < 1.0 {
@@ -512,7 +512,7 @@ impl Erk {
                         *w = r[m];
                     }
                     let q = &mut self.r[m * n..(m + 1) * n];
-                    Self::weighed(q, &self.k, &w[..r.len()], None, h);
+                    Self::weighted(q, &self.k, &w[..r.len()], None, h);
                 }
                 self.dense_ready = true;
                 return;
@@ -528,7 +528,7 @@ impl Erk {
             self.r[2 * n + j] = step - h * self.k[last + j] - spline;
         }
         for (m, d) in d.iter().enumerate() {
-            Self::weighed(&mut self.r[(3 + m) * n..(4 + m) * n], &self.k, d, None, h);
+            Self::weighted(&mut self.r[(3 + m) * n..(4 + m) * n], &self.k, d, None, h);
         }
         self.dense_ready = true;
     }
@@ -635,9 +635,9 @@ impl Erk {
     }
 }
 
-/// [`Erk::weighed`] for `N` states known when compiled (0: any number, found at run time).
+/// [`Erk::weighted`] for `N` states known when compiled (0: any number, found at run time).
 #[inline(always)]
-fn weighed_n<const N: usize>(
+fn weighted_n<const N: usize>(
     out: &mut [f64],
     k: &[f64],
     w: &[f64],
@@ -645,7 +645,7 @@ fn weighed_n<const N: usize>(
     scale: f64,
 ) {
     if N == 0 {
-        return Erk::weighed(out, k, w, base, scale);
+        return Erk::weighted(out, k, w, base, scale);
     }
     // Two stages per turn, each added in turn as a plain loop would: the same sums, bit for
     // bit, with half the loop's overhead. A zero weight costs as much as any (a test for it

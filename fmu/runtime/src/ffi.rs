@@ -200,7 +200,10 @@ pub unsafe fn enter_initialization_mode<M: Model>(c: *mut c_void) -> Status {
         c,
         "fmi2EnterInitializationMode",
         allowed::INSTANTIATED,
-        |inst| inst.enter_initialization_mode(),
+        |inst| {
+            inst.enter_initialization_mode();
+            Ok(OK)
+        },
     )
 }
 
@@ -219,7 +222,8 @@ pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> Status {
 /// FMI 2.0 pointer rules.
 pub unsafe fn terminate<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi2Terminate", allowed::TERMINATE, |inst| {
-        inst.terminate()
+        inst.terminate();
+        Ok(OK)
     })
 }
 
@@ -523,7 +527,8 @@ pub unsafe fn get_array<M: Model>(
 /// FMI 2.0 pointer rules.
 pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi2EnterEventMode", allowed::ENTER_EVENT_MODE, |inst| {
-        inst.enter_event_mode()
+        inst.enter_event_mode();
+        Ok(OK)
     })
 }
 
@@ -534,7 +539,10 @@ pub unsafe fn enter_continuous_time_mode<M: Model>(c: *mut c_void) -> Status {
         c,
         "fmi2EnterContinuousTimeMode",
         allowed::EVENT_MODE,
-        |inst| inst.enter_continuous_time_mode(),
+        |inst| {
+            inst.enter_continuous_time_mode();
+            Ok(OK)
+        },
     )
 }
 

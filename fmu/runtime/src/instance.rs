@@ -219,10 +219,6 @@ impl<M: Model> Instance<M> {
         }
     }
 
-    pub fn guid(&self) -> &str {
-        &self.guid
-    }
-
     pub fn reset(&mut self) {
         self.state = FmiState::Instantiated;
         self.model = M::default();
@@ -239,12 +235,12 @@ impl<M: Model> Instance<M> {
     }
 
     /// The integrator for the current tolerance, built (it allocates) only when that changed.
-    fn integrator(&mut self) -> Result<&mut Integrator<M>, String> {
+    fn integrator(&mut self) -> &mut Integrator<M> {
         let tolerance = self.tolerance;
         if self.integrator.as_ref().map(Integrator::rtol) != Some(tolerance) {
-            self.integrator = Some(Integrator::new(tolerance)?);
+            self.integrator = Some(Integrator::new(tolerance));
         }
-        Ok(self.integrator.as_mut().expect("built above"))
+        self.integrator.as_mut().expect("built above")
     }
 
     pub fn log_event(&self, message: &str) {
@@ -307,10 +303,9 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
-    pub fn enter_initialization_mode(&mut self) -> CallResult {
+    pub fn enter_initialization_mode(&mut self) {
         self.state = FmiState::InitializationMode;
         self.dirty = true;
-        Ok(OK)
     }
 
     /// Checks the parameters, sets the initial states and modes, computes the outputs.
@@ -337,9 +332,7 @@ impl<M: Model> Instance<M> {
             return Ok(OK);
         }
         // Built now, so that stepping allocates nothing.
-        if let Err(e) = self.integrator() {
-            return self.failed(format!("initialization failed: the integrator: {e}"));
-        }
+        self.integrator();
         self.state = FmiState::StepComplete;
         Ok(OK)
     }
@@ -595,10 +588,7 @@ impl<M: Model> Instance<M> {
         if let Err(e) = self.model.check_inputs() {
             return self.failed(format!("t = {tc}: step refused: {e}"));
         }
-
-        if let Err(e) = self.integrator() {
-            return self.failed(format!("t = {tc}: the integrator: {e}"));
-        }
+        self.integrator();
         let integrator = self.integrator.as_mut().expect("built above");
         // Inputs with a derivative follow a ramp over the step.
         let model = &self.model;
@@ -631,8 +621,8 @@ impl<M: Model> Instance<M> {
         let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
         let log: Option<&mut dyn FnMut(&str)> =
             logger.enabled(Category::Events).then_some(&mut log);
-        let mut h = self.step_size;
-        let result = integrator.integrate(&mut self.model, tc, t_end, &mut h, log);
+        let mut trial_step = self.step_size;
+        let result = integrator.integrate(&mut self.model, tc, t_end, &mut trial_step, log);
         if let Err(e) = result {
             self.model = before;
             return self.failed(format!(
@@ -641,7 +631,7 @@ impl<M: Model> Instance<M> {
             ));
         }
         integrator.apply_inputs(&mut self.model, t_end);
-        self.step_size = h;
+        self.step_size = trial_step;
         self.model.update_outputs(t_end);
         self.dirty = false;
         self.time = t_end;
@@ -748,15 +738,13 @@ impl<M: Model> Instance<M> {
         zero
     }
 
-    pub fn enter_event_mode(&mut self) -> CallResult {
+    pub fn enter_event_mode(&mut self) {
         self.state = FmiState::EventMode;
         self.event_updates = 0;
-        Ok(OK)
     }
 
-    pub fn enter_continuous_time_mode(&mut self) -> CallResult {
+    pub fn enter_continuous_time_mode(&mut self) {
         self.state = FmiState::ContinuousTimeMode;
-        Ok(OK)
     }
 
     /// One event update (the importer repeats the call while `new_discrete_states_needed`),
@@ -808,9 +796,8 @@ impl<M: Model> Instance<M> {
         })
     }
 
-    pub fn terminate(&mut self) -> CallResult {
+    pub fn terminate(&mut self) {
         self.state = FmiState::Terminated;
-        Ok(OK)
     }
 
     pub fn last_successful_time(&self) -> f64 {
@@ -873,9 +860,8 @@ impl<M: Model> Instance<M> {
         self.slopes = s.slopes;
         self.dirty = true;
         if self.state == FmiState::StepComplete {
-            // A state with another tolerance: rebuilt here, not in the next step. Should that
-            // fail, the next step reports it.
-            let _ = self.integrator();
+            // A state with another tolerance: rebuilt here, not in the next step.
+            self.integrator();
         }
         Ok(())
     }

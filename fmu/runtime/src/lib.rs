@@ -1,4 +1,4 @@
-//! The FMI 2.0 Co-Simulation runtime shared by every component FMU.
+//! The FMI 2.0 runtime, Co-Simulation and Model Exchange, shared by every component FMU.
 //!
 //! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
 //! [`export_fmu!`]; everything FMI lives here.

@@ -39,7 +39,7 @@ pub const CATEGORIES: [(&str, &str); 4] = [
         "logStatusError",
         "Errors: rejected calls, parameters and inputs",
     ),
-    ("logCalls", "Every FMI call, with its arguments"),
+    ("logCalls", "Every FMI call, by name"),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

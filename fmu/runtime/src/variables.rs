@@ -222,8 +222,8 @@ impl<M> Var<M> {
     pub fn settable(&self, phase: Phase) -> bool {
         match (self.causality, phase) {
             (Causality::Input, _) => true,
+            // Every parameter is fixed: set before initialization ends, never while stepping.
             (Causality::Parameter, Phase::Initialization) => true,
-            (Causality::Parameter, Phase::Stepping) => self.variability == Variability::Tunable,
             _ => false,
         }
     }
