@@ -236,24 +236,6 @@ fn html_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The internal integrators, as the tolerance selects them for this model.
-fn solver_text<M: Model>() -> String {
-    use crate::integrator::HIGH_ORDER_FROM;
-    let explicit = if M::SIXTH_ORDER_FROM > HIGH_ORDER_FROM {
-        format!(
-            "Tsitouras' 5(4) above a relative tolerance of {:e}, Verner's 6(5) from there down \
-             to {HIGH_ORDER_FROM:e}",
-            M::SIXTH_ORDER_FROM
-        )
-    } else {
-        format!("Tsitouras' 5(4) above a relative tolerance of {HIGH_ORDER_FROM:e}")
-    };
-    format!(
-        "an explicit Runge-Kutta pair ({explicit}, Dormand and Prince's 8(5,3) from there down), \
-         or diffsol's BDF (implicit, variable order) while the parameters make the model stiff"
-    )
-}
-
 /// What the event indicators are, for any model: the model's own section says which they are.
 fn indicators_text<M: Model>() -> String {
     if M::EVENT_INDICATORS == 0 {
@@ -338,7 +320,7 @@ No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
 "#,
         name = M::NAME,
         indicators = indicators_text::<M>(),
-        solver = solver_text::<M>(),
+        solver = crate::ode::methods::describe::<M>(),
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,

@@ -12,9 +12,9 @@
 //!   values it had before the failing call.
 
 use crate::describe::guid;
-use crate::integrator::{self, Integrator, StepError};
 use crate::logger::{Category, Logger, Status, DISCARD, OK};
 use crate::model::{Indicators, Model};
+use crate::ode::{self as integrator, Integrator, StepError};
 use crate::snapshot::Snapshot;
 use crate::variables::{Access, Causality, Phase, Var};
 

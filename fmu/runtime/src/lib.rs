@@ -3,15 +3,11 @@
 //! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
 //! [`export_fmu!`]; everything FMI lives here.
 
-pub mod dop853;
-pub mod erk;
-pub mod integrator;
 pub mod logger;
 pub mod math;
 pub mod model;
-pub mod tsit5;
+pub mod ode;
 pub mod variables;
-pub mod vern6;
 
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};

@@ -141,7 +141,7 @@ pub trait Model: Default + Clone + Send + 'static {
     /// increments matter, so the integrator controls their error relative to the distance
     /// travelled rather than to their value.
     const ANGLE_STATES: &'static [usize] = &[];
-    /// The relative tolerance from which down (to [`crate::integrator::HIGH_ORDER_FROM`], where
+    /// The relative tolerance from which down (to [`crate::ode::methods::HIGH_ORDER_FROM`], where
     /// DOP853 takes over) the runtime integrates with Verner's 6(5) pair instead of Tsitouras'
     /// 5(4): eight evaluations a step against six, repaid where the steps are limited by
     /// accuracy rather than by the communication step (a crank turning half a radian per

@@ -2,11 +2,11 @@
 //! crossings on it, for a handful of states: plain loops over buffers allocated once.
 //!
 //! Three pairs share this engine ([`Tableau`]):
-//! - [`crate::tsit5::TSIT5`], Tsitouras' 5(4), for the usual tolerances;
-//! - [`crate::vern6::VERN6`], Verner's 6(5), for models whose steps are limited by accuracy
+//! - [`super::tsit5::TSIT5`], Tsitouras' 5(4), for the usual tolerances;
+//! - [`super::vern6::VERN6`], Verner's 6(5), for models whose steps are limited by accuracy
 //!   rather than by the communication step (eight evaluations a step against six, but a step
 //!   goes further);
-//! - [`crate::dop853::DOP853`], Dormand and Prince's 8(5,3), for tight tolerances, where an
+//! - [`super::dop853::DOP853`], Dormand and Prince's 8(5,3), for tight tolerances, where an
 //!   eighth-order step goes several times as far as a fifth-order one for the same error.
 //!
 //! The step-size control is the one diffsol's Tsit45 had, so that a tolerance means what it meant

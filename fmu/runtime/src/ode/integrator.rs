@@ -1,9 +1,9 @@
 //! Integration over one communication step, with state and time events located inside it.
 //!
-//! Non-stiff segments are integrated with an explicit Runge-Kutta pair ([`crate::erk`]):
-//! Tsitouras' 5(4) ([`crate::tsit5`]); Verner's 6(5) ([`crate::vern6`]) for a model that asks
+//! Non-stiff segments are integrated with an explicit Runge-Kutta pair ([`super::erk`]):
+//! Tsitouras' 5(4) ([`super::tsit5`]); Verner's 6(5) ([`super::vern6`]) for a model that asks
 //! for it from some tolerance down ([`Model::SIXTH_ORDER_FROM`]); Dormand and Prince's 8(5,3)
-//! ([`crate::dop853`]) at relative tolerances of [`HIGH_ORDER_FROM`] and below. One instance of
+//! ([`super::dop853`]) at relative tolerances of [`HIGH_ORDER_FROM`] and below. One instance of
 //! it lives as long as the integrator, its buffers sized once, so a step costs the stages and
 //! allocates nothing. While the model reports itself stiff, a segment is integrated with
 //! diffsol's BDF instead, built for that segment.
@@ -20,16 +20,13 @@
 //! accuracy of a step end rather than of the dense output. The model's event update is repeated
 //! until no mode changes, and the integration goes on from there.
 
-use crate::erk::{self, Erk, Stepped};
+use super::bdf::{problem, Bdf, Rebuild, Stiff};
+use super::erk::{self, Erk, Stepped};
+use super::explicit::Explicit;
+use super::methods::explicit_pair;
 #[cfg(test)]
 use crate::model::Side;
 use crate::model::{Indicators, Invalid, Model};
-use crate::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
-use diffsol::error::DiffsolError;
-use diffsol::{
-    NalgebraContext, NalgebraLU, NalgebraMat, NalgebraVec, OdeBuilder, OdeEquationsImplicit,
-    OdeSolverMethod, OdeSolverProblem, OdeSolverStopReason, Vector,
-};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -44,26 +41,7 @@ pub const MAX_SEGMENTS: usize = 10_000;
 
 /// Absolute tolerance per unit of relative tolerance. States are not all O(1) in SI units (a
 /// compliance angle of 1e-4 rad is typical), so the absolute part stays three decades below.
-const ATOL_PER_RTOL: f64 = 1e-3;
-
-/// The relative tolerance from which down the explicit pair is DOP853: there an eighth-order
-/// step goes far enough to repay its twelve stages. At 1e-12 the VariableRatioTransmission
-/// costs a quarter of Tsit5's instructions with it, and a CrankSlider at 1e-9 two thirds;
-/// at 1e-8 a model that needs one Tsit5 step per millisecond would pay twice its stages
-/// (`cargo xtask bench`, docs/performance.md).
-pub const HIGH_ORDER_FROM: f64 = 1e-9;
-
-/// The explicit pair for a relative tolerance: DOP853 from [`HIGH_ORDER_FROM`] down, Verner's
-/// 6(5) from the model's [`Model::SIXTH_ORDER_FROM`] down to there, Tsitouras' 5(4) above.
-fn explicit_pair<M: Model>(rtol: f64) -> &'static erk::Tableau {
-    if rtol <= HIGH_ORDER_FROM {
-        &DOP853
-    } else if rtol <= M::SIXTH_ORDER_FROM {
-        &VERN6
-    } else {
-        &TSIT5
-    }
-}
+pub const ATOL_PER_RTOL: f64 = 1e-3;
 
 #[derive(Debug)]
 pub enum StepError {
@@ -132,8 +110,8 @@ impl<M> Inputs<M> {
 /// the segment's start, `offset`: its error is then controlled relative to the distance
 /// travelled, not to an angle that grows without bound (at 1200 rad and a tolerance of 1e-8,
 /// 1.2e-5 rad per step would pass, and a crank's speed paid for it).
-struct Context<M> {
-    model: M,
+pub struct Context<M> {
+    pub(super) model: M,
     inputs: Inputs<M>,
     offset: Vec<f64>,
     /// The model's states: the solver's plus the offsets.
@@ -144,7 +122,7 @@ impl<M: Model> Context<M> {
     /// The working model at states `x` (the solver's) and time `t`. Called for every stage: the
     /// loops run to the constant `M::STATES`, so they unroll.
     #[inline(always)]
-    fn at(&mut self, x: &[f64], t: f64) -> &M {
+    pub(super) fn at(&mut self, x: &[f64], t: f64) -> &M {
         self.inputs.apply(&mut self.model, t);
         let (full, x, offset) = (
             &mut self.full[..M::STATES],
@@ -159,7 +137,7 @@ impl<M: Model> Context<M> {
     }
 
     /// The solver's states from the model's: angles less their offsets.
-    fn solver_states(&self, x: &mut [f64]) {
+    pub(super) fn solver_states(&self, x: &mut [f64]) {
         for (x, o) in x.iter_mut().zip(&self.offset) {
             *x -= o;
         }
@@ -174,7 +152,7 @@ impl<M: Model> Context<M> {
 }
 
 /// How a segment ended.
-enum SegmentEnd {
+pub enum SegmentEnd {
     /// At its end time.
     Reached,
     /// At a zero crossing that changes a mode, at this time.
@@ -182,12 +160,12 @@ enum SegmentEnd {
 }
 
 /// A mode-changing test of a zero crossing: time and states there.
-type ChangesMode<'a> = dyn FnMut(f64, &[f64]) -> bool + 'a;
+pub type ChangesMode<'a> = dyn FnMut(f64, &[f64]) -> bool + 'a;
 
 /// Whether the event at `t`, states `x` (the solver's), changes a mode of `model`. An indicator
 /// that merely touches zero (a root is reported wherever one is exactly 0) changes none: the
 /// event is tried on a copy of the model.
-fn changes_mode<M: Model>(model: &M, c: &mut Context<M>, t: f64, x: &[f64]) -> bool {
+pub fn changes_mode<M: Model>(model: &M, c: &mut Context<M>, t: f64, x: &[f64]) -> bool {
     let mut probe = model.clone();
     let Context {
         full,
@@ -394,14 +372,15 @@ impl<M: Model> Integrator<M> {
                     |t: f64, x: &[f64]| changes_mode(probe, &mut context.borrow_mut(), t, x);
                 self.bdf.run(t0, t1, x, h, &mut changes)
             } else {
-                Explicit {
+                let mut explicit = Explicit {
                     rk: &mut self.rk,
                     c: &mut context.borrow_mut(),
                     model: probe,
                     fallback: &mut self.fallback,
                     steps: 0,
-                }
-                .run(t0, t1, x, h, restart)
+                    proposal: f64::NAN,
+                };
+                run(&mut explicit, t0, t1, x, h, restart)
             }
         }));
         let end = run.unwrap_or_else(|panic| {
@@ -421,169 +400,63 @@ impl<M: Model> Integrator<M> {
     }
 }
 
-/// The problem starting at `t0` (with step `h0`) from the states of the context's model.
-fn problem<M: Model>(
-    context: Rc<RefCell<Context<M>>>,
-    rtol: f64,
+/// What the segment loop ([`run`]) needs of an integration method; the explicit pairs
+/// ([`super::explicit`]) and diffsol's BDF ([`super::bdf`]) implement it. `x` is the solver's
+/// states (angles as increments, see [`Context`]); `h` the step size to propose to the next
+/// segment, kept up to date.
+pub trait Method {
+    /// Starts the segment at `t0` from `x` toward `t1`, with trial step `h`; `restart`: estimate
+    /// the first step afresh (after states jumped).
+    fn start(
+        &mut self,
+        t0: f64,
+        t1: f64,
+        x: &[f64],
+        h: &mut f64,
+        restart: bool,
+    ) -> Result<(), StepError>;
+    /// Whether the segment is at its end before another step (then `x` holds the states).
+    fn at_end(&mut self, t1: f64, x: &mut [f64], h: &mut f64) -> bool;
+    /// One accepted step toward `t1`: inside the segment, at its end (states in `x`), or with a
+    /// crossing of an indicator inside it.
+    fn step(&mut self, t1: f64, x: &mut [f64], h: &mut f64) -> Result<Stepped, StepError>;
+    /// The states at `t` inside the last step.
+    fn interpolate(&mut self, t: f64, x: &mut [f64]) -> Result<(), StepError>;
+    /// Whether the event at `t`, states `x`, changes a mode ([`changes_mode`]).
+    fn changes_mode(&mut self, t: f64, x: &[f64]) -> bool;
+    /// Settles on a mode-changing crossing found at `tr` (`x`: the interpolated states there):
+    /// the event's time, and its states in `x`.
+    fn land(&mut self, tr: f64, x: &mut [f64]) -> Result<f64, StepError>;
+    /// Goes on after a crossing that changes no mode; whether that was the segment's end (then
+    /// `x` holds the states there).
+    fn resume(&mut self, t1: f64, x: &mut [f64]) -> Result<bool, StepError>;
+}
+
+/// The segment loop, for any method: from `t0` toward `t1` until the end or the first crossing
+/// that changes a mode; `x` ends as the states there.
+pub fn run(
+    method: &mut impl Method,
     t0: f64,
-    h0: f64,
-) -> Result<
-    OdeSolverProblem<
-        impl OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-            + 'static,
-    >,
-    DiffsolError,
-> {
-    let n = M::STATES;
-    let (rhs, jv, init, root) = (context.clone(), context.clone(), context.clone(), context);
-    OdeBuilder::<NalgebraMat<f64>>::new()
-        .t0(t0)
-        .h0(h0)
-        .rtol(rtol)
-        .atol([rtol * ATOL_PER_RTOL])
-        .rhs_implicit(
-            move |x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| {
-                rhs.borrow_mut().at(x, t).derivatives(t, dx)
-            },
-            // Jacobian times v by a forward difference: only the implicit (stiff) solver asks.
-            move |x: &[f64], _p: &[f64], t: f64, v: &[f64], jv_out: &mut [f64]| {
-                let norm_v = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
-                if norm_v == 0.0 {
-                    jv_out.fill(0.0);
-                    return;
+    t1: f64,
+    x: &mut [f64],
+    h: &mut f64,
+    restart: bool,
+) -> Result<SegmentEnd, StepError> {
+    method.start(t0, t1, x, h, restart)?;
+    loop {
+        if method.at_end(t1, x, h) {
+            return Ok(SegmentEnd::Reached);
+        }
+        match method.step(t1, x, h)? {
+            Stepped::Inside => continue,
+            Stepped::Stop => return Ok(SegmentEnd::Reached),
+            Stepped::Root(tr) => {
+                method.interpolate(tr, x)?;
+                if method.changes_mode(tr, x) {
+                    return method.land(tr, x).map(SegmentEnd::Root);
                 }
-                let norm_x = x.iter().fold(0.0f64, |m, a| m.max(a.abs()));
-                let eps = f64::EPSILON.sqrt() * (1.0 + norm_x) / norm_v;
-                let shifted: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + eps * b).collect();
-                let mut f0 = vec![0.0; x.len()];
-                let mut c = jv.borrow_mut();
-                c.at(x, t).derivatives(t, &mut f0);
-                c.at(&shifted, t).derivatives(t, jv_out);
-                for (j, f) in jv_out.iter_mut().zip(&f0) {
-                    *j = (*j - f) / eps;
-                }
-            },
-        )
-        // Only read when a solver is built: the segment sets its own start state.
-        .init(
-            move |_p: &[f64], _t: f64, y: &mut [f64]| {
-                let c = init.borrow();
-                c.model.get_states(y);
-                c.solver_states(y);
-            },
-            n,
-        )
-        .root(
-            move |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
-                if M::EVENT_INDICATORS == 0 {
-                    z[0] = 1.0; // diffsol wants at least one root function; this one never crosses
-                } else {
-                    root.borrow_mut()
-                        .at(x, t)
-                        .event_indicators(t, &mut Indicators::new(z))
-                }
-            },
-            M::EVENT_INDICATORS.max(1),
-        )
-        .build()
-}
-
-/// Integration of a stiff segment, whatever the problem's closure types.
-trait Stiff {
-    /// From `t0` with states `x` toward `t1`; `x` ends as the states at the segment's end, `h`
-    /// as the step size to try next.
-    fn run(
-        &mut self,
-        t0: f64,
-        t1: f64,
-        x: &mut [f64],
-        h: &mut f64,
-        changes_mode: &mut ChangesMode,
-    ) -> Result<SegmentEnd, StepError>;
-}
-
-type Vec64 = NalgebraVec<f64>;
-
-type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
-
-/// diffsol's BDF, on a problem that starts where the segment does.
-struct Bdf<Eqn>
-where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
-{
-    /// A problem starting at a given time and step.
-    rebuild: Rebuild<Eqn>,
-}
-
-fn error_at(t: f64) -> impl Fn(DiffsolError) -> StepError {
-    move |e| StepError::Solver(t, e.to_string())
-}
-
-impl<Eqn> Stiff for Bdf<Eqn>
-where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
-{
-    /// A stiff segment with a BDF solver built for it (it allocates).
-    fn run(
-        &mut self,
-        t0: f64,
-        t1: f64,
-        x: &mut [f64],
-        h: &mut f64,
-        changes_mode: &mut ChangesMode,
-    ) -> Result<SegmentEnd, StepError> {
-        // A problem of its own, starting here: a BDF solver built on the kept problem and moved
-        // to this start keeps a Jacobian from elsewhere, and lost accuracy (3e-11 of the range
-        // of the stiff transmission test's dissipated energy became 1e-6).
-        let problem = (self.rebuild)(t0, t1 - t0).map_err(error_at(t0))?;
-        let mut bdf = problem.bdf::<NalgebraLU<f64>>().map_err(error_at(t0))?;
-        bdf.set_stop_time(t1).map_err(error_at(t0))?;
-        let mut steps = 0usize;
-        loop {
-            steps += 1;
-            if steps > MAX_INTERNAL_STEPS {
-                return Err(StepError::Solver(
-                    bdf.state().t,
-                    format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
-                ));
-            }
-            let reason = bdf.step().map_err(error_at(bdf.state().t))?;
-            let state = bdf.state();
-            for (i, v) in x.iter_mut().enumerate() {
-                *v = state.y.get_index(i);
-                if !v.is_finite() {
-                    return Err(StepError::Solver(
-                        state.t,
-                        "the states are no longer finite numbers: are the inputs sensible?".into(),
-                    ));
-                }
-            }
-            if state.t + state.h < t1 - time_epsilon(t1) {
-                *h = state.h;
-            }
-            match reason {
-                OdeSolverStopReason::InternalTimestep => continue,
-                OdeSolverStopReason::TstopReached => return Ok(SegmentEnd::Reached),
-                OdeSolverStopReason::RootFound(tr, _) => {
-                    let t = state.t;
-                    let y = bdf.interpolate(tr).map_err(error_at(tr))?;
-                    for (i, v) in x.iter_mut().enumerate() {
-                        *v = y.get_index(i);
-                    }
-                    if changes_mode(tr, x) {
-                        bdf.state_mut_back(tr).map_err(error_at(tr))?;
-                        return Ok(SegmentEnd::Root(tr));
-                    }
-                    let _ = bdf.state_mut();
-                    if t1 - t <= time_epsilon(t1) || bdf.set_stop_time(t1).is_err() {
-                        let y = bdf.interpolate(t1).map_err(error_at(t1))?;
-                        for (i, v) in x.iter_mut().enumerate() {
-                            *v = y.get_index(i);
-                        }
-                        return Ok(SegmentEnd::Reached);
-                    }
+                if method.resume(t1, x)? {
+                    return Ok(SegmentEnd::Reached);
                 }
             }
         }
@@ -591,175 +464,25 @@ where
 }
 
 /// The states are no longer finite numbers.
-fn not_finite(t: f64) -> StepError {
+pub fn not_finite(t: f64) -> StepError {
     StepError::Solver(
         t,
         "the states are no longer finite numbers: are the inputs sensible?".into(),
     )
 }
 
-/// One non-stiff segment with the instance's explicit method, in the model's working copy.
-struct Explicit<'a, M: Model> {
-    rk: &'a mut Erk,
-    c: &'a mut Context<M>,
-    /// The model as the segment started, to try events on.
-    model: &'a M,
-    fallback: &'a mut [f64],
-    /// Accepted steps so far.
-    steps: usize,
+/// More than [`MAX_INTERNAL_STEPS`] in one segment: inputs far outside what the model is made
+/// for (1e300 N.m, say) would make the step take forever; give up with a reason instead of
+/// hanging the master.
+pub fn too_many_steps(t: f64) -> StepError {
+    StepError::Solver(
+        t,
+        format!(
+            "more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"
+        ),
+    )
 }
 
-impl<M: Model> Explicit<'_, M> {
-    fn run(
-        &mut self,
-        t0: f64,
-        t1: f64,
-        x: &mut [f64],
-        h: &mut f64,
-        restart: bool,
-    ) -> Result<SegmentEnd, StepError> {
-        self.rk.set(self.c, t0, x, *h);
-        if restart {
-            *h = self.rk.first_step(self.c).min(*h);
-            self.rk.h = *h;
-        }
-        loop {
-            // The proposal for the next step, before the end of the segment cuts it: what the
-            // next segment starts from.
-            let (t, proposal) = (self.rk.t, self.rk.h);
-            *h = proposal;
-            if t1 - t <= time_epsilon(t1) {
-                // At the end already (a touch of an indicator there stopped the last step).
-                x.copy_from_slice(self.rk.y());
-                return Ok(SegmentEnd::Reached);
-            }
-            let reason = self.step(t1)?;
-            let (t, proposed) = (self.rk.t, self.rk.h);
-            match reason {
-                Stepped::Inside => continue,
-                Stepped::Stop => {
-                    // A final step much shorter than proposed says little about the next one.
-                    if t - self.rk.start().0 >= 0.5 * proposal {
-                        *h = proposed;
-                    }
-                    x.copy_from_slice(self.rk.y());
-                    return Ok(SegmentEnd::Reached);
-                }
-                Stepped::Root(tr) => {
-                    *h = proposed;
-                    self.rk.interpolate(tr, x);
-                    if self.changes_mode(tr, x) {
-                        self.fallback.copy_from_slice(x);
-                        if let Some(t) = self.land(tr, x)? {
-                            return Ok(SegmentEnd::Root(t));
-                        }
-                        // No step end was found across the crossing: the dense output there.
-                        x.copy_from_slice(self.fallback);
-                        return Ok(SegmentEnd::Root(tr));
-                    }
-                    // A touch that changes no mode: go on from this step's end.
-                    if t1 - t <= time_epsilon(t1) {
-                        x.copy_from_slice(self.rk.y());
-                        return Ok(SegmentEnd::Reached);
-                    }
-                }
-            }
-        }
-    }
-
-    fn changes_mode(&mut self, t: f64, x: &[f64]) -> bool {
-        changes_mode(self.model, self.c, t, x)
-    }
-
-    /// One accepted step toward `stop`, with the limit on their number per segment.
-    fn step(&mut self, stop: f64) -> Result<Stepped, StepError> {
-        self.steps += 1;
-        if self.steps > MAX_INTERNAL_STEPS {
-            // Inputs far outside what the model is made for (1e300 N.m, say) would make the
-            // step take forever: give up with a reason instead of hanging the master.
-            return Err(StepError::Solver(
-                self.rk.t,
-                format!("more than {MAX_INTERNAL_STEPS} internal steps in one segment: are the inputs sensible?"),
-            ));
-        }
-        // A step that would end within `time_epsilon` of the stop ends there: no sliver is left.
-        let reason = self
-            .rk
-            .step(self.c, stop, time_epsilon(stop))
-            .map_err(|failed| {
-                if failed.not_finite {
-                    not_finite(failed.t)
-                } else {
-                    StepError::Solver(
-                        failed.t,
-                        format!("the integrator failed: {}", failed.reason),
-                    )
-                }
-            })?;
-        if self.rk.y().iter().any(|v| !v.is_finite()) {
-            return Err(not_finite(self.rk.t));
-        }
-        Ok(reason)
-    }
-
-    /// Steps again from the start of the step that holds the crossing at `tr`, with `tr` as the
-    /// stop time: the states at the event are a step end, not the dense output.
-    fn land(&mut self, mut tr: f64, x: &mut [f64]) -> Result<Option<f64>, StepError> {
-        loop {
-            let (start, y0) = self.rk.start();
-            if tr - start <= time_epsilon(tr) {
-                // The crossing is at the start of the step.
-                x.copy_from_slice(y0);
-                return Ok(self.changes_mode(start, x).then_some(start));
-            }
-            self.rk.back_to_start();
-            self.rk.h = tr - start;
-            loop {
-                match self.step(tr)? {
-                    Stepped::Inside => continue,
-                    Stepped::Stop => return self.past_the_crossing(x),
-                    Stepped::Root(t2) => {
-                        let t = self.rk.t;
-                        if t - t2 <= 10.0 * time_epsilon(t) {
-                            // Found again where this step ends: the event is here.
-                            return self.past_the_crossing(x);
-                        }
-                        self.rk.interpolate(t2, x);
-                        if self.changes_mode(t2, x) {
-                            // The shorter step sees the crossing a little earlier.
-                            tr = t2;
-                            break;
-                        }
-                        if tr - t <= time_epsilon(tr) {
-                            return self.past_the_crossing(x);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The method has landed on a crossing: the event is at this step end, unless rounding left
-    /// the states just short of it (the indicator a hair from zero on the near side). Then tiny
-    /// steps, growing from 200 ulp of the time, carry them across.
-    fn past_the_crossing(&mut self, x: &mut [f64]) -> Result<Option<f64>, StepError> {
-        let mut t = self.rk.t;
-        x.copy_from_slice(self.rk.y());
-        let mut delta = 200.0 * f64::EPSILON * t.abs().max(1.0);
-        for _ in 0..20 {
-            if self.changes_mode(t, x) {
-                return Ok(Some(t));
-            }
-            self.rk.h = delta;
-            let stop = t + delta;
-            delta *= 2.0;
-            while let Stepped::Inside = self.step(stop)? {}
-            t = self.rk.t;
-            x.copy_from_slice(self.rk.y());
-        }
-        Ok(None)
-    }
-}
 /// One integration with a fresh integrator and no inputs, for the tests.
 #[cfg(test)]
 fn integrate<M: Model>(model: &mut M, t0: f64, t1: f64, rtol: f64) -> Result<StepStats, StepError> {
@@ -772,6 +495,7 @@ mod tests {
     //! The integrator against closed-form solutions, on small test models.
     use super::*;
     use crate::model::Experiment;
+    use crate::ode::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
     use crate::test_models::{Ball, E, G};
     use crate::variables::Var;
 

@@ -11,7 +11,7 @@
 //! 9.5 evaluations per 1 ms communication step keep the speed within 3.4e-7 of its range at a
 //! tolerance of 1e-6, where Tsitouras' pair needs 13.4 for 4.7e-7 (at 1e-7), and DOP853 13.
 
-use crate::erk::{Dense, Tableau};
+use super::erk::{Dense, Tableau};
 
 pub static VERN6: Tableau = Tableau {
     c: &C,
@@ -237,7 +237,7 @@ const R: [&[f64]; 12] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
+    use crate::ode::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
 
     #[test]
     fn the_coefficients_satisfy_the_order_conditions() {

@@ -3,7 +3,7 @@
 //! 770-775; the double-precision coefficients as OrdinaryDiffEq.jl and diffsol 0.18 list them),
 //! the method diffsol's Tsit45 implements, with its fourth-order continuous extension.
 
-use crate::erk::{Dense, Tableau};
+use super::erk::{Dense, Tableau};
 
 pub static TSIT5: Tableau = Tableau {
     c: &C,
@@ -101,7 +101,7 @@ const R: [&[f64]; S] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
+    use crate::ode::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
 
     #[test]
     fn the_coefficients_satisfy_the_order_conditions() {

@@ -4,7 +4,7 @@
 //! seventh-order continuous extension (three more stages, evaluated only for a step with a
 //! crossing).
 
-use crate::erk::{Dense, Tableau};
+use super::erk::{Dense, Tableau};
 
 pub static DOP853: Tableau = Tableau {
     c: &C,
@@ -306,7 +306,7 @@ const D: [[f64; 16]; 4] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
+    use crate::ode::erk::tests::{check_pair, converges_with_order, follows_the_exact_solution};
 
     #[test]
     fn the_coefficients_satisfy_the_order_conditions() {
