@@ -1,6 +1,6 @@
 //! modelDescription.xml, the GUID and documentation/index.html, all from the variable table.
 
-use crate::logger::CATEGORIES;
+use crate::fmi2::logger::CATEGORIES;
 use crate::model::Model;
 use crate::variables::{Access, Causality, Initial, Var, Variability};
 use model_description as md;

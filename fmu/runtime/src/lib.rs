@@ -3,7 +3,6 @@
 //! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
 //! [`export_fmu!`]; everything FMI lives here.
 
-pub mod logger;
 pub mod math;
 pub mod model;
 pub mod ode;
@@ -12,8 +11,6 @@ pub mod variables;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 pub mod describe;
-pub mod ffi;
-pub mod instance;
-pub mod snapshot;
+pub mod fmi2;
 #[cfg(test)]
 mod test_models;

@@ -1,7 +1,8 @@
-//! One FMU instance: the FMI 2.0 Co-Simulation or Model Exchange state machine around a model.
-//! A Co-Simulation instance integrates the model itself (`fmi2DoStep`); a Model Exchange
-//! instance hands states, derivatives and event indicators to the importer's solver and runs
-//! the model's event update when the importer asks (`fmi2NewDiscreteStates`).
+//! One FMU instance: the FMI 2.0 state machine around a model, the part both interfaces share
+//! (life cycle, get and set, FMU state). A Co-Simulation instance integrates the model itself
+//! ([`super::co_simulation`]); a Model Exchange instance hands states, derivatives and event
+//! indicators to the importer's solver and runs the model's event update when the importer asks
+//! ([`super::model_exchange`]).
 //!
 //! Two kinds of failure are told apart:
 //! - a *rejected call* (illegal in this state, bad arguments, a NaN or out-of-range value):
@@ -11,12 +12,12 @@
 //!   from which fmi2SetFMUstate, fmi2Reset or fmi2FreeInstance continue. The model keeps the
 //!   values it had before the failing call.
 
+use super::logger::{Category, Logger, Status, DISCARD, OK};
+use super::snapshot::Snapshot;
 use crate::describe::guid;
-use crate::logger::{Category, Logger, Status, DISCARD, OK};
-use crate::model::{Indicators, Model};
+use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
-use crate::snapshot::Snapshot;
-use crate::variables::{Access, Causality, Phase, Var};
+use crate::variables::{Access, Phase, Var};
 
 /// The states of the FMI 2.0 state machines: Co-Simulation (StepComplete, StepFailed,
 /// StepCanceled; fmi2StepInProgress never occurs: doStep is synchronous) and Model Exchange
@@ -168,29 +169,29 @@ pub struct Instance<M: Model> {
     pub logger: Logger,
     pub state: FmiState,
     pub interface: Interface,
-    guid: String,
-    vars: Vec<Var<M>>,
-    model: M,
-    time: f64,
-    start_time: f64,
-    stop_time: Option<f64>,
-    tolerance: f64,
-    last_successful_time: f64,
+    pub(super) guid: String,
+    pub(super) vars: Vec<Var<M>>,
+    pub(super) model: M,
+    pub(super) time: f64,
+    pub(super) start_time: f64,
+    pub(super) stop_time: Option<f64>,
+    pub(super) tolerance: f64,
+    pub(super) last_successful_time: f64,
     /// Input derivatives set by the master, by value reference.
-    slopes: Vec<f64>,
+    pub(super) slopes: Vec<f64>,
     /// Outputs must be recomputed before they are read (an input or parameter changed).
-    dirty: bool,
+    pub(super) dirty: bool,
     /// Built for the tolerance in force, when first needed.
-    integrator: Option<Integrator<M>>,
+    pub(super) integrator: Option<Integrator<M>>,
     /// The solver's next trial step (NaN before the first step): part of the FMU state.
-    step_size: f64,
+    pub(super) step_size: f64,
     /// Model Exchange: event updates that changed something since the importer entered Event
     /// Mode, against a chattering model.
-    event_updates: usize,
+    pub(super) event_updates: usize,
     /// Model Exchange: the states last set lie outside the model's domain.
-    outside: bool,
+    pub(super) outside: bool,
     /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
-    scratch: Vec<f64>,
+    pub(super) scratch: Vec<f64>,
 }
 
 impl<M: Model> Instance<M> {
@@ -234,15 +235,6 @@ impl<M: Model> Instance<M> {
         self.outside = false;
     }
 
-    /// The integrator for the current tolerance, built (it allocates) only when that changed.
-    fn integrator(&mut self) -> &mut Integrator<M> {
-        let tolerance = self.tolerance;
-        if self.integrator.as_ref().map(Integrator::rtol) != Some(tolerance) {
-            self.integrator = Some(Integrator::new(tolerance));
-        }
-        self.integrator.as_mut().expect("built above")
-    }
-
     pub fn log_event(&self, message: &str) {
         self.logger.log(OK, Category::Events, message);
     }
@@ -269,7 +261,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// A failed computation: enter the Error state.
-    fn failed(&mut self, message: String) -> CallResult {
+    pub(super) fn failed(&mut self, message: String) -> CallResult {
         self.state = FmiState::Error;
         Err(message)
     }
@@ -309,7 +301,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// Checks the parameters, sets the initial states and modes, computes the outputs.
-    fn initialize(&mut self) -> Result<(), String> {
+    pub(super) fn initialize(&mut self) -> Result<(), String> {
         let t = self.time;
         self.model
             .initialize()
@@ -338,7 +330,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// Recomputes outputs that depend on values set since the last computation.
-    fn refresh(&mut self) -> Result<(), String> {
+    pub(super) fn refresh(&mut self) -> Result<(), String> {
         // In the Error state the model may never have been initialized: report what it holds.
         if !self.dirty || self.state == FmiState::Error {
             return Ok(());
@@ -368,7 +360,7 @@ impl<M: Model> Instance<M> {
 
     /// fmi2Discard, with the reason logged, where the states set by a Model Exchange importer
     /// lie outside the model's domain (FMI 2.0: the importer then takes a smaller step).
-    fn defined(&self, what: &str) -> Status {
+    pub(super) fn defined(&self, what: &str) -> Status {
         if !self.outside {
             return OK;
         }
@@ -383,7 +375,7 @@ impl<M: Model> Instance<M> {
         DISCARD
     }
 
-    fn var(&self, vr: u32) -> Result<&Var<M>, String> {
+    pub(super) fn var(&self, vr: u32) -> Result<&Var<M>, String> {
         self.vars
             .get(vr as usize)
             .ok_or_else(|| format!("unknown value reference {vr}"))
@@ -411,67 +403,8 @@ impl<M: Model> Instance<M> {
         Ok(self.defined("the outputs are"))
     }
 
-    /// First time derivatives of Real outputs at the current time (`fmi2GetRealOutputDerivatives`,
-    /// order 1): a central difference along the model's own motion, the states moved by
-    /// `±δ dx/dt` and the inputs by `±δ du/dt`, with δ a thousandth of the integrator's step
-    /// (it follows the fastest motion the tolerance resolves) within [1e-9 s, 1e-5 s]. Outputs
-    /// that are states get their derivative to rounding; others to about 1e-9 of their rate.
-    pub fn get_output_derivatives(
-        &mut self,
-        vrs: &[u32],
-        orders: &[i32],
-        values: &mut [f64],
-    ) -> CallResult {
-        self.refresh()?;
-        for (vr, order) in vrs.iter().zip(orders) {
-            let v = self.var(*vr)?;
-            if v.causality != Causality::Output || !v.is_real() {
-                return Err(format!("{} (vr {vr}) is not a Real output", v.name));
-            }
-            if *order != 1 {
-                return Err(format!(
-                    "derivative order {order} of {} is not provided (maxOutputDerivativeOrder 1)",
-                    v.name
-                ));
-            }
-        }
-        let t = self.time;
-        let delta = if self.step_size.is_finite() {
-            (1e-3 * self.step_size).clamp(1e-9, 1e-5)
-        } else {
-            1e-6
-        };
-        let (mut x, mut dx) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
-        self.model.get_states(&mut x);
-        self.model.derivatives(t, &mut dx);
-        let moved = |sign: f64| {
-            let mut m = self.model.clone();
-            let y: Vec<f64> = x
-                .iter()
-                .zip(&dx)
-                .map(|(x, d)| x + sign * delta * d)
-                .collect();
-            m.set_states(&y);
-            for (v, slope) in self.vars.iter().zip(&self.slopes) {
-                if let (Access::Real { get, set }, true) = (&v.access, *slope != 0.0) {
-                    let u = get(&m);
-                    set(&mut m, u + sign * delta * slope);
-                }
-            }
-            m.update_outputs(t + sign * delta);
-            m
-        };
-        let (ahead, behind) = (moved(1.0), moved(-1.0));
-        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
-            if let Access::Real { get, .. } = self.vars[*vr as usize].access {
-                *value = (get(&ahead) - get(&behind)) / (2.0 * delta);
-            }
-        }
-        Ok(OK)
-    }
-
     /// Checks that `value` may be written to `vr` now; the reason names the variable.
-    fn check_set(&self, vr: u32, value: f64, real: bool) -> Result<&Var<M>, String> {
+    pub(super) fn check_set(&self, vr: u32, value: f64, real: bool) -> Result<&Var<M>, String> {
         let v = self.var(vr)?;
         let t = self.time;
         if v.is_real() != real {
@@ -536,272 +469,8 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
-    /// First-order input derivatives, valid from the next communication point on until they
-    /// are set again: the input follows `u + du/dt * (t - t_c)` over each step.
-    pub fn set_input_derivatives(
-        &mut self,
-        vrs: &[u32],
-        orders: &[i32],
-        values: &[f64],
-    ) -> CallResult {
-        for ((vr, order), value) in vrs.iter().zip(orders).zip(values) {
-            let v = self.var(*vr)?;
-            if v.causality != Causality::Input || !v.is_real() {
-                return Err(format!("{} is not a Real input", v.name));
-            }
-            if *order != 1 {
-                return Err(format!(
-                    "derivative order {order} for {} is not supported (maxOrder 1)",
-                    v.name
-                ));
-            }
-            if !value.is_finite() {
-                return Err(format!(
-                    "derivative of {} = {value} at t = {} refused: not finite",
-                    v.name, self.time
-                ));
-            }
-        }
-        for (vr, value) in vrs.iter().zip(values) {
-            self.slopes[*vr as usize] = *value;
-        }
-        Ok(OK)
-    }
-
-    pub fn do_step(&mut self, tc: f64, h: f64) -> CallResult {
-        let t = self.time;
-        let eps = 1e-9 * t.abs().max(1.0);
-        if !(h.is_finite() && h > 0.0) {
-            return Err(format!("communicationStepSize = {h} must be positive"));
-        }
-        if !tc.is_finite() || (tc - t).abs() > eps {
-            return Err(format!(
-                "currentCommunicationPoint = {tc} does not match the FMU time {t}"
-            ));
-        }
-        let t_end = tc + h;
-        if let Some(stop) = self.stop_time {
-            if t_end > stop + eps {
-                return Err(format!("a step to t = {t_end} passes the stop time {stop}"));
-            }
-        }
-        if let Err(e) = self.model.check_inputs() {
-            return self.failed(format!("t = {tc}: step refused: {e}"));
-        }
-        self.integrator();
-        let integrator = self.integrator.as_mut().expect("built above");
-        // Inputs with a derivative follow a ramp over the step.
-        let model = &self.model;
-        let ramped = self.slopes.iter().any(|s| *s != 0.0);
-        integrator.set_inputs(
-            tc,
-            self.vars
-                .iter()
-                .zip(&self.slopes)
-                // Most masters hold their inputs: then there is no ramp to look for.
-                .take(if ramped { usize::MAX } else { 0 })
-                .filter(|(_, s)| **s != 0.0)
-                .filter_map(|(v, s)| match v.access {
-                    Access::Real { get, set } => Some((set, get(model), *s)),
-                    _ => None,
-                }),
-        );
-        let before = self.model.clone();
-        if ramped {
-            // Inputs are linear over the step: valid at both ends means valid throughout.
-            let mut end = before.clone();
-            integrator.apply_inputs(&mut end, t_end);
-            if let Err(e) = end.check_inputs() {
-                return self.failed(format!(
-                    "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
-                ));
-            }
-        }
-        let logger = &self.logger;
-        let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
-        let log: Option<&mut dyn FnMut(&str)> =
-            logger.enabled(Category::Events).then_some(&mut log);
-        let mut trial_step = self.step_size;
-        let result = integrator.integrate(&mut self.model, tc, t_end, &mut trial_step, log);
-        if let Err(e) = result {
-            self.model = before;
-            return self.failed(format!(
-                "step from t = {tc} failed: {}",
-                step_error_text(&e)
-            ));
-        }
-        integrator.apply_inputs(&mut self.model, t_end);
-        self.step_size = trial_step;
-        self.model.update_outputs(t_end);
-        self.dirty = false;
-        self.time = t_end;
-        self.last_successful_time = t_end;
-        Ok(OK)
-    }
-
-    // Model Exchange: the importer's solver owns time and the states.
-
-    fn check_count(&self, n: usize, expected: usize, what: &str) -> Result<(), String> {
-        if n == expected {
-            Ok(())
-        } else {
-            Err(format!("{n} {what} given; {} has {expected}", M::NAME))
-        }
-    }
-
-    pub fn set_time(&mut self, t: f64) -> CallResult {
-        if !t.is_finite() {
-            return Err(format!("time = {t} refused: not a finite number"));
-        }
-        self.time = t;
-        self.dirty = true;
-        Ok(OK)
-    }
-
-    pub fn set_continuous_states(&mut self, x: &[f64]) -> CallResult {
-        self.check_count(x.len(), M::STATES, "continuous states")?;
-        if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(format!(
-                "continuous state {i} = {v} at t = {} refused: not a finite number",
-                self.time
-            ));
-        }
-        self.model.set_states(x);
-        self.dirty = true;
-        Ok(OK)
-    }
-
-    /// In Initialization Mode the states follow from the parameters set so far.
-    fn initial_values(&mut self) -> Result<(), String> {
-        if self.state == FmiState::InitializationMode {
-            self.refresh()?;
-        }
-        Ok(())
-    }
-
-    pub fn get_continuous_states(&mut self, x: &mut [f64]) -> CallResult {
-        self.check_count(x.len(), M::STATES, "continuous states")?;
-        self.initial_values()?;
-        self.model.get_states(x);
-        Ok(OK)
-    }
-
-    pub fn get_nominals(&mut self, x: &mut [f64]) -> CallResult {
-        self.check_count(x.len(), M::STATES, "nominals")?;
-        x.fill(1.0);
-        Ok(OK)
-    }
-
-    pub fn get_derivatives(&mut self, dx: &mut [f64]) -> CallResult {
-        self.check_count(dx.len(), M::STATES, "derivatives")?;
-        self.initial_values()?;
-        let t = self.time;
-        self.model
-            .check_inputs()
-            .map_err(|e| format!("t = {t}: {e}"))?;
-        self.model.derivatives(t, dx);
-        self.outside = dx.iter().any(|v| !v.is_finite());
-        Ok(self.defined("the derivatives are"))
-    }
-
-    pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
-        self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
-        self.initial_values()?;
-        self.model
-            .event_indicators(self.time, &mut Indicators::new(z));
-        if z.iter().any(|v| !v.is_finite()) {
-            self.outside = true;
-            return Ok(self.defined("the event indicators are"));
-        }
-        Ok(OK)
-    }
-
-    /// Logs a warning for an indicator left at exactly zero by a converged event iteration: a
-    /// root finder would not see it change sign (a model breaking the [`Indicators`] contract).
-    fn warn_indicators_at_zero(&mut self, t: f64) {
-        if let Some(i) = self.indicator_at_zero(t) {
-            self.logger.log(
-                crate::logger::WARNING,
-                Category::Warning,
-                &format!("t = {t}: event indicator {i} is exactly zero after the event iteration; a root finder will not see it change sign"),
-            );
-        }
-    }
-
-    /// The first event indicator that is exactly zero now, if any.
-    fn indicator_at_zero(&mut self, t: f64) -> Option<usize> {
-        let mut z = std::mem::take(&mut self.scratch);
-        z.resize(M::EVENT_INDICATORS, 1.0);
-        self.model.event_indicators(t, &mut Indicators::new(&mut z));
-        let zero = z.iter().position(|z| *z == 0.0);
-        self.scratch = z;
-        zero
-    }
-
-    pub fn enter_event_mode(&mut self) {
-        self.state = FmiState::EventMode;
-        self.event_updates = 0;
-    }
-
-    pub fn enter_continuous_time_mode(&mut self) {
-        self.state = FmiState::ContinuousTimeMode;
-    }
-
-    /// One event update (the importer repeats the call while `new_discrete_states_needed`),
-    /// the same update the Co-Simulation interface repeats at a located crossing.
-    pub fn new_discrete_states(&mut self) -> Result<EventInfo, String> {
-        let t = self.time;
-        if let Err(e) = self.model.check_inputs() {
-            self.failed(format!("t = {t}: event refused: {e}"))?;
-        }
-        self.event_updates += 1;
-        if self.event_updates > integrator::MAX_EVENT_ITERATIONS {
-            self.failed(format!(
-                "t = {t}: event iteration did not converge in {} updates",
-                integrator::MAX_EVENT_ITERATIONS
-            ))?;
-        }
-        let (mut before, mut after) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
-        self.model.get_states(&mut before);
-        let backup = self.model.clone();
-        let changed = match self.model.event_update(t) {
-            Ok(changed) => changed,
-            Err(e) => {
-                self.model = backup;
-                return self
-                    .failed(format!("t = {t}: {e}"))
-                    .map(|_| EventInfo::default());
-            }
-        };
-        if changed {
-            let what = self
-                .model
-                .describe_event(t)
-                .map_or_else(String::new, |text| format!(": {text}"));
-            self.log_event(&format!("state event at t = {t}{what}"));
-        } else {
-            self.event_updates = 0;
-            self.warn_indicators_at_zero(t);
-        }
-        self.model.get_states(&mut after);
-        self.dirty = true;
-        Ok(EventInfo {
-            new_discrete_states_needed: changed,
-            values_of_continuous_states_changed: before
-                .iter()
-                .zip(&after)
-                .any(|(a, b)| a.to_bits() != b.to_bits()),
-            next_event_time: self.model.next_time_event(t),
-            ..EventInfo::default()
-        })
-    }
-
     pub fn terminate(&mut self) {
         self.state = FmiState::Terminated;
-    }
-
-    pub fn last_successful_time(&self) -> f64 {
-        self.last_successful_time
     }
 
     pub fn snapshot(&self) -> Vec<u8> {
@@ -867,60 +536,9 @@ impl<M: Model> Instance<M> {
     }
 }
 
-fn step_error_text(e: &StepError) -> String {
+pub(super) fn step_error_text(e: &StepError) -> String {
     match e {
         StepError::Invalid(t, inv) => format!("t = {t}: {inv}"),
         StepError::Solver(t, msg) => format!("t = {t}: {msg}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Experiment, Invalid, Side};
-    use crate::test_models::Ball;
-
-    /// A model whose one indicator is `g` with no hysteresis, against the contract.
-    #[derive(Default, Clone)]
-    struct Bare {
-        g: f64,
-    }
-    impl Model for Bare {
-        const NAME: &'static str = "Bare";
-        const DESCRIPTION: &'static str = "";
-        const DOCUMENTATION: &'static str = "";
-        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-        const STATES: usize = 0;
-        const EVENT_INDICATORS: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
-        fn initialize(&mut self) -> Result<(), Invalid> {
-            Ok(())
-        }
-        fn get_states(&self, _x: &mut [f64]) {}
-        fn set_states(&mut self, _x: &[f64]) {}
-        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
-        fn event_indicators(&self, _t: f64, z: &mut Indicators) {
-            z.set(0, self.g, Side::Positive, 0.0);
-        }
-        fn update_outputs(&mut self, _t: f64) {}
-    }
-
-    fn model_exchange<M: Model>() -> Instance<M> {
-        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
-        Instance::new(logger, Interface::ModelExchange)
-    }
-
-    #[test]
-    fn an_indicator_left_at_zero_is_found_and_one_with_hysteresis_is_not() {
-        let mut bare = model_exchange::<Bare>();
-        assert_eq!(bare.indicator_at_zero(0.0), Some(0));
-        bare.model.g = -1e-300;
-        assert_eq!(bare.indicator_at_zero(0.0), None);
-        // The ball resting on the ground: its indicator is the height plus the hysteresis.
-        let mut ball = model_exchange::<Ball>();
-        assert_eq!(ball.model.h, 0.0);
-        assert_eq!(ball.indicator_at_zero(0.0), None);
     }
 }

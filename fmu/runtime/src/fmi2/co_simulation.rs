@@ -1,0 +1,186 @@
+//! The Co-Simulation side of an instance: the FMU integrates its model over each communication
+//! step itself (`fmi2DoStep`), with input ramps from `fmi2SetRealInputDerivatives` and output
+//! derivatives for extrapolating masters.
+
+use super::instance::{step_error_text, CallResult, Instance};
+use super::logger::{Category, OK};
+use crate::model::Model;
+use crate::ode::Integrator;
+use crate::variables::{Access, Causality};
+
+impl<M: Model> Instance<M> {
+    /// The integrator for the current tolerance, built (it allocates) only when that changed.
+    pub(super) fn integrator(&mut self) -> &mut Integrator<M> {
+        let tolerance = self.tolerance;
+        if self.integrator.as_ref().map(Integrator::rtol) != Some(tolerance) {
+            self.integrator = Some(Integrator::new(tolerance));
+        }
+        self.integrator.as_mut().expect("built above")
+    }
+
+    /// First time derivatives of Real outputs at the current time (`fmi2GetRealOutputDerivatives`,
+    /// order 1): a central difference along the model's own motion, the states moved by
+    /// `±δ dx/dt` and the inputs by `±δ du/dt`, with δ a thousandth of the integrator's step
+    /// (it follows the fastest motion the tolerance resolves) within [1e-9 s, 1e-5 s]. Outputs
+    /// that are states get their derivative to rounding; others to about 1e-9 of their rate.
+    pub fn get_output_derivatives(
+        &mut self,
+        vrs: &[u32],
+        orders: &[i32],
+        values: &mut [f64],
+    ) -> CallResult {
+        self.refresh()?;
+        for (vr, order) in vrs.iter().zip(orders) {
+            let v = self.var(*vr)?;
+            if v.causality != Causality::Output || !v.is_real() {
+                return Err(format!("{} (vr {vr}) is not a Real output", v.name));
+            }
+            if *order != 1 {
+                return Err(format!(
+                    "derivative order {order} of {} is not provided (maxOutputDerivativeOrder 1)",
+                    v.name
+                ));
+            }
+        }
+        let t = self.time;
+        let delta = if self.step_size.is_finite() {
+            (1e-3 * self.step_size).clamp(1e-9, 1e-5)
+        } else {
+            1e-6
+        };
+        let (mut x, mut dx) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
+        self.model.get_states(&mut x);
+        self.model.derivatives(t, &mut dx);
+        let moved = |sign: f64| {
+            let mut m = self.model.clone();
+            let y: Vec<f64> = x
+                .iter()
+                .zip(&dx)
+                .map(|(x, d)| x + sign * delta * d)
+                .collect();
+            m.set_states(&y);
+            for (v, slope) in self.vars.iter().zip(&self.slopes) {
+                if let (Access::Real { get, set }, true) = (&v.access, *slope != 0.0) {
+                    let u = get(&m);
+                    set(&mut m, u + sign * delta * slope);
+                }
+            }
+            m.update_outputs(t + sign * delta);
+            m
+        };
+        let (ahead, behind) = (moved(1.0), moved(-1.0));
+        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
+            if let Access::Real { get, .. } = self.vars[*vr as usize].access {
+                *value = (get(&ahead) - get(&behind)) / (2.0 * delta);
+            }
+        }
+        Ok(OK)
+    }
+
+    /// First-order input derivatives, valid from the next communication point on until they
+    /// are set again: the input follows `u + du/dt * (t - t_c)` over each step.
+    pub fn set_input_derivatives(
+        &mut self,
+        vrs: &[u32],
+        orders: &[i32],
+        values: &[f64],
+    ) -> CallResult {
+        for ((vr, order), value) in vrs.iter().zip(orders).zip(values) {
+            let v = self.var(*vr)?;
+            if v.causality != Causality::Input || !v.is_real() {
+                return Err(format!("{} is not a Real input", v.name));
+            }
+            if *order != 1 {
+                return Err(format!(
+                    "derivative order {order} for {} is not supported (maxOrder 1)",
+                    v.name
+                ));
+            }
+            if !value.is_finite() {
+                return Err(format!(
+                    "derivative of {} = {value} at t = {} refused: not finite",
+                    v.name, self.time
+                ));
+            }
+        }
+        for (vr, value) in vrs.iter().zip(values) {
+            self.slopes[*vr as usize] = *value;
+        }
+        Ok(OK)
+    }
+
+    pub fn do_step(&mut self, tc: f64, h: f64) -> CallResult {
+        let t = self.time;
+        let eps = 1e-9 * t.abs().max(1.0);
+        if !(h.is_finite() && h > 0.0) {
+            return Err(format!("communicationStepSize = {h} must be positive"));
+        }
+        if !tc.is_finite() || (tc - t).abs() > eps {
+            return Err(format!(
+                "currentCommunicationPoint = {tc} does not match the FMU time {t}"
+            ));
+        }
+        let t_end = tc + h;
+        if let Some(stop) = self.stop_time {
+            if t_end > stop + eps {
+                return Err(format!("a step to t = {t_end} passes the stop time {stop}"));
+            }
+        }
+        if let Err(e) = self.model.check_inputs() {
+            return self.failed(format!("t = {tc}: step refused: {e}"));
+        }
+        self.integrator();
+        let integrator = self.integrator.as_mut().expect("built above");
+        // Inputs with a derivative follow a ramp over the step.
+        let model = &self.model;
+        let ramped = self.slopes.iter().any(|s| *s != 0.0);
+        integrator.set_inputs(
+            tc,
+            self.vars
+                .iter()
+                .zip(&self.slopes)
+                // Most masters hold their inputs: then there is no ramp to look for.
+                .take(if ramped { usize::MAX } else { 0 })
+                .filter(|(_, s)| **s != 0.0)
+                .filter_map(|(v, s)| match v.access {
+                    Access::Real { get, set } => Some((set, get(model), *s)),
+                    _ => None,
+                }),
+        );
+        let before = self.model.clone();
+        if ramped {
+            // Inputs are linear over the step: valid at both ends means valid throughout.
+            let mut end = before.clone();
+            integrator.apply_inputs(&mut end, t_end);
+            if let Err(e) = end.check_inputs() {
+                return self.failed(format!(
+                    "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
+                ));
+            }
+        }
+        let logger = &self.logger;
+        let mut log = |msg: &str| logger.log(OK, Category::Events, msg);
+        let log: Option<&mut dyn FnMut(&str)> =
+            logger.enabled(Category::Events).then_some(&mut log);
+        let mut trial_step = self.step_size;
+        let result = integrator.integrate(&mut self.model, tc, t_end, &mut trial_step, log);
+        if let Err(e) = result {
+            self.model = before;
+            return self.failed(format!(
+                "step from t = {tc} failed: {}",
+                step_error_text(&e)
+            ));
+        }
+        integrator.apply_inputs(&mut self.model, t_end);
+        self.step_size = trial_step;
+        self.model.update_outputs(t_end);
+        self.dirty = false;
+        self.time = t_end;
+        self.last_successful_time = t_end;
+        Ok(OK)
+    }
+
+    pub fn last_successful_time(&self) -> f64 {
+        self.last_successful_time
+    }
+}

@@ -1,0 +1,219 @@
+//! The Model Exchange side of an instance: the importer's solver owns time and the continuous
+//! states; the FMU evaluates derivatives and event indicators where it is told, and runs its
+//! event update in Event Mode (`fmi2NewDiscreteStates`).
+
+use super::instance::{CallResult, EventInfo, FmiState, Instance};
+use super::logger::{Category, OK, WARNING};
+use crate::model::{Indicators, Model};
+use crate::ode as integrator;
+
+impl<M: Model> Instance<M> {
+    fn check_count(&self, n: usize, expected: usize, what: &str) -> Result<(), String> {
+        if n == expected {
+            Ok(())
+        } else {
+            Err(format!("{n} {what} given; {} has {expected}", M::NAME))
+        }
+    }
+
+    pub fn set_time(&mut self, t: f64) -> CallResult {
+        if !t.is_finite() {
+            return Err(format!("time = {t} refused: not a finite number"));
+        }
+        self.time = t;
+        self.dirty = true;
+        Ok(OK)
+    }
+
+    pub fn set_continuous_states(&mut self, x: &[f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "continuous states")?;
+        if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(format!(
+                "continuous state {i} = {v} at t = {} refused: not a finite number",
+                self.time
+            ));
+        }
+        self.model.set_states(x);
+        self.dirty = true;
+        Ok(OK)
+    }
+
+    /// In Initialization Mode the states follow from the parameters set so far.
+    fn initial_values(&mut self) -> Result<(), String> {
+        if self.state == FmiState::InitializationMode {
+            self.refresh()?;
+        }
+        Ok(())
+    }
+
+    pub fn get_continuous_states(&mut self, x: &mut [f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "continuous states")?;
+        self.initial_values()?;
+        self.model.get_states(x);
+        Ok(OK)
+    }
+
+    pub fn get_nominals(&mut self, x: &mut [f64]) -> CallResult {
+        self.check_count(x.len(), M::STATES, "nominals")?;
+        x.fill(1.0);
+        Ok(OK)
+    }
+
+    pub fn get_derivatives(&mut self, dx: &mut [f64]) -> CallResult {
+        self.check_count(dx.len(), M::STATES, "derivatives")?;
+        self.initial_values()?;
+        let t = self.time;
+        self.model
+            .check_inputs()
+            .map_err(|e| format!("t = {t}: {e}"))?;
+        self.model.derivatives(t, dx);
+        self.outside = dx.iter().any(|v| !v.is_finite());
+        Ok(self.defined("the derivatives are"))
+    }
+
+    pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
+        self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
+        self.initial_values()?;
+        self.model
+            .event_indicators(self.time, &mut Indicators::new(z));
+        if z.iter().any(|v| !v.is_finite()) {
+            self.outside = true;
+            return Ok(self.defined("the event indicators are"));
+        }
+        Ok(OK)
+    }
+
+    /// Logs a warning for an indicator left at exactly zero by a converged event iteration: a
+    /// root finder would not see it change sign (a model breaking the [`Indicators`] contract).
+    fn warn_indicators_at_zero(&mut self, t: f64) {
+        if let Some(i) = self.indicator_at_zero(t) {
+            self.logger.log(
+                WARNING,
+                Category::Warning,
+                &format!("t = {t}: event indicator {i} is exactly zero after the event iteration; a root finder will not see it change sign"),
+            );
+        }
+    }
+
+    /// The first event indicator that is exactly zero now, if any.
+    fn indicator_at_zero(&mut self, t: f64) -> Option<usize> {
+        let mut z = std::mem::take(&mut self.scratch);
+        z.resize(M::EVENT_INDICATORS, 1.0);
+        self.model.event_indicators(t, &mut Indicators::new(&mut z));
+        let zero = z.iter().position(|z| *z == 0.0);
+        self.scratch = z;
+        zero
+    }
+
+    pub fn enter_event_mode(&mut self) {
+        self.state = FmiState::EventMode;
+        self.event_updates = 0;
+    }
+
+    pub fn enter_continuous_time_mode(&mut self) {
+        self.state = FmiState::ContinuousTimeMode;
+    }
+
+    /// One event update (the importer repeats the call while `new_discrete_states_needed`),
+    /// the same update the Co-Simulation interface repeats at a located crossing.
+    pub fn new_discrete_states(&mut self) -> Result<EventInfo, String> {
+        let t = self.time;
+        if let Err(e) = self.model.check_inputs() {
+            self.failed(format!("t = {t}: event refused: {e}"))?;
+        }
+        self.event_updates += 1;
+        if self.event_updates > integrator::MAX_EVENT_ITERATIONS {
+            self.failed(format!(
+                "t = {t}: event iteration did not converge in {} updates",
+                integrator::MAX_EVENT_ITERATIONS
+            ))?;
+        }
+        let (mut before, mut after) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
+        self.model.get_states(&mut before);
+        let backup = self.model.clone();
+        let changed = match self.model.event_update(t) {
+            Ok(changed) => changed,
+            Err(e) => {
+                self.model = backup;
+                return self
+                    .failed(format!("t = {t}: {e}"))
+                    .map(|_| EventInfo::default());
+            }
+        };
+        if changed {
+            let what = self
+                .model
+                .describe_event(t)
+                .map_or_else(String::new, |text| format!(": {text}"));
+            self.log_event(&format!("state event at t = {t}{what}"));
+        } else {
+            self.event_updates = 0;
+            self.warn_indicators_at_zero(t);
+        }
+        self.model.get_states(&mut after);
+        self.dirty = true;
+        Ok(EventInfo {
+            new_discrete_states_needed: changed,
+            values_of_continuous_states_changed: before
+                .iter()
+                .zip(&after)
+                .any(|(a, b)| a.to_bits() != b.to_bits()),
+            next_event_time: self.model.next_time_event(t),
+            ..EventInfo::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fmi2::instance::Interface;
+    use crate::fmi2::logger::Logger;
+    use crate::model::{Experiment, Invalid, Side};
+    use crate::test_models::Ball;
+    use crate::variables::Var;
+
+    /// A model whose one indicator is `g` with no hysteresis, against the contract.
+    #[derive(Default, Clone)]
+    struct Bare {
+        g: f64,
+    }
+    impl Model for Bare {
+        const NAME: &'static str = "Bare";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+        const STATES: usize = 0;
+        const EVENT_INDICATORS: usize = 1;
+        fn variables() -> Vec<Var<Self>> {
+            vec![]
+        }
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn get_states(&self, _x: &mut [f64]) {}
+        fn set_states(&mut self, _x: &[f64]) {}
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
+        fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+            z.set(0, self.g, Side::Positive, 0.0);
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    fn model_exchange<M: Model>() -> Instance<M> {
+        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+        Instance::new(logger, Interface::ModelExchange)
+    }
+
+    #[test]
+    fn an_indicator_left_at_zero_is_found_and_one_with_hysteresis_is_not() {
+        let mut bare = model_exchange::<Bare>();
+        assert_eq!(bare.indicator_at_zero(0.0), Some(0));
+        bare.model.g = -1e-300;
+        assert_eq!(bare.indicator_at_zero(0.0), None);
+        // The ball resting on the ground: its indicator is the height plus the hysteresis.
+        let mut ball = model_exchange::<Ball>();
+        assert_eq!(ball.model.h, 0.0);
+        assert_eq!(ball.indicator_at_zero(0.0), None);
+    }
+}
