@@ -13,20 +13,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-pub type Status = c_int;
-pub const OK: Status = 0;
-pub const WARNING: Status = 1;
-pub const DISCARD: Status = 2;
-pub const ERROR: Status = 3;
-pub const FATAL: Status = 4;
-
-type Component = *mut c_void;
-type Vr = u32;
+use fmi_abi::fmi2::{CallbackFunctions, Component, ValueReference as Vr};
+pub use fmi_abi::fmi2::{
+    EventInfo, Status, CO_SIMULATION, DISCARD, ERROR, FATAL, MODEL_EXCHANGE, OK, WARNING,
+};
 
 /// The logger as our FMUs call it: format "%s" and the message as the only variadic argument.
 /// Defining a variadic function needs an unstable feature; on the SysV x86-64 and AArch64
-/// Linux ABIs the first variadic pointer argument arrives exactly like a sixth fixed one.
-type Logger = unsafe extern "C" fn(
+/// Linux ABIs the first variadic pointer argument arrives exactly like a sixth fixed one, so
+/// this function is handed to the FMU as the variadic `fmi2CallbackLogger`.
+type FixedLogger = unsafe extern "C" fn(
     *mut c_void,
     *const c_char,
     Status,
@@ -35,90 +31,23 @@ type Logger = unsafe extern "C" fn(
     *const c_char,
 );
 
-#[repr(C)]
-pub struct CallbackFunctions {
-    pub logger: Option<Logger>,
-    pub allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
-    pub free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
-    pub step_finished: Option<unsafe extern "C" fn(*mut c_void, Status)>,
-    pub component_environment: *mut c_void,
-}
-
+/// The function table from the FMI 2.0 list.
 macro_rules! api {
-    ($($field:ident : $symbol:literal => $ty:ty),* $(,)?) => {
-        /// Every function of the FMI 2.0 Co-Simulation API, resolved from the binary.
+    (() $($symbol:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty;)*) => {
+        /// Every function of FMI 2.0, Co-Simulation and Model Exchange, resolved from the binary.
         #[allow(clippy::type_complexity)]
-        pub struct Api { $(pub $field: $ty,)* }
+        pub struct Api { $(pub $name: unsafe extern "C" fn($($ty),*) -> $ret,)* }
         impl Api {
             unsafe fn load(lib: &Library) -> Result<Api, String> {
-                Ok(Api { $($field: *lib.get::<$ty>($symbol).map_err(|e| format!("{}: {e}", stringify!($symbol)))?,)* })
+                Ok(Api { $($name: *lib
+                    .get::<unsafe extern "C" fn($($ty),*) -> $ret>(stringify!($symbol).as_bytes())
+                    .map_err(|e| format!("{}: {e}", stringify!($symbol)))?,)* })
             }
         }
     };
 }
 
-api! {
-    get_types_platform: b"fmi2GetTypesPlatform" => unsafe extern "C" fn() -> *const c_char,
-    get_version: b"fmi2GetVersion" => unsafe extern "C" fn() -> *const c_char,
-    set_debug_logging: b"fmi2SetDebugLogging" => unsafe extern "C" fn(Component, c_int, usize, *const *const c_char) -> Status,
-    instantiate: b"fmi2Instantiate" => unsafe extern "C" fn(*const c_char, c_int, *const c_char, *const c_char, *const CallbackFunctions, c_int, c_int) -> Component,
-    free_instance: b"fmi2FreeInstance" => unsafe extern "C" fn(Component),
-    setup_experiment: b"fmi2SetupExperiment" => unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> Status,
-    enter_initialization_mode: b"fmi2EnterInitializationMode" => unsafe extern "C" fn(Component) -> Status,
-    exit_initialization_mode: b"fmi2ExitInitializationMode" => unsafe extern "C" fn(Component) -> Status,
-    terminate: b"fmi2Terminate" => unsafe extern "C" fn(Component) -> Status,
-    reset: b"fmi2Reset" => unsafe extern "C" fn(Component) -> Status,
-    get_real: b"fmi2GetReal" => unsafe extern "C" fn(Component, *const Vr, usize, *mut f64) -> Status,
-    get_integer: b"fmi2GetInteger" => unsafe extern "C" fn(Component, *const Vr, usize, *mut c_int) -> Status,
-    get_boolean: b"fmi2GetBoolean" => unsafe extern "C" fn(Component, *const Vr, usize, *mut c_int) -> Status,
-    get_string: b"fmi2GetString" => unsafe extern "C" fn(Component, *const Vr, usize, *mut *const c_char) -> Status,
-    set_real: b"fmi2SetReal" => unsafe extern "C" fn(Component, *const Vr, usize, *const f64) -> Status,
-    set_integer: b"fmi2SetInteger" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int) -> Status,
-    set_boolean: b"fmi2SetBoolean" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int) -> Status,
-    set_string: b"fmi2SetString" => unsafe extern "C" fn(Component, *const Vr, usize, *const *const c_char) -> Status,
-    get_fmu_state: b"fmi2GetFMUstate" => unsafe extern "C" fn(Component, *mut *mut c_void) -> Status,
-    set_fmu_state: b"fmi2SetFMUstate" => unsafe extern "C" fn(Component, *mut c_void) -> Status,
-    free_fmu_state: b"fmi2FreeFMUstate" => unsafe extern "C" fn(Component, *mut *mut c_void) -> Status,
-    serialized_fmu_state_size: b"fmi2SerializedFMUstateSize" => unsafe extern "C" fn(Component, *mut c_void, *mut usize) -> Status,
-    serialize_fmu_state: b"fmi2SerializeFMUstate" => unsafe extern "C" fn(Component, *mut c_void, *mut c_char, usize) -> Status,
-    deserialize_fmu_state: b"fmi2DeSerializeFMUstate" => unsafe extern "C" fn(Component, *const c_char, usize, *mut *mut c_void) -> Status,
-    get_directional_derivative: b"fmi2GetDirectionalDerivative" => unsafe extern "C" fn(Component, *const Vr, usize, *const Vr, usize, *const f64, *mut f64) -> Status,
-    set_real_input_derivatives: b"fmi2SetRealInputDerivatives" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int, *const f64) -> Status,
-    get_real_output_derivatives: b"fmi2GetRealOutputDerivatives" => unsafe extern "C" fn(Component, *const Vr, usize, *const c_int, *mut f64) -> Status,
-    do_step: b"fmi2DoStep" => unsafe extern "C" fn(Component, f64, f64, c_int) -> Status,
-    cancel_step: b"fmi2CancelStep" => unsafe extern "C" fn(Component) -> Status,
-    get_status: b"fmi2GetStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
-    get_real_status: b"fmi2GetRealStatus" => unsafe extern "C" fn(Component, c_int, *mut f64) -> Status,
-    get_integer_status: b"fmi2GetIntegerStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
-    get_boolean_status: b"fmi2GetBooleanStatus" => unsafe extern "C" fn(Component, c_int, *mut c_int) -> Status,
-    get_string_status: b"fmi2GetStringStatus" => unsafe extern "C" fn(Component, c_int, *mut *const c_char) -> Status,
-    // Model Exchange
-    set_time: b"fmi2SetTime" => unsafe extern "C" fn(Component, f64) -> Status,
-    set_continuous_states: b"fmi2SetContinuousStates" => unsafe extern "C" fn(Component, *const f64, usize) -> Status,
-    get_continuous_states: b"fmi2GetContinuousStates" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
-    get_derivatives: b"fmi2GetDerivatives" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
-    get_event_indicators: b"fmi2GetEventIndicators" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
-    get_nominals_of_continuous_states: b"fmi2GetNominalsOfContinuousStates" => unsafe extern "C" fn(Component, *mut f64, usize) -> Status,
-    enter_event_mode: b"fmi2EnterEventMode" => unsafe extern "C" fn(Component) -> Status,
-    new_discrete_states: b"fmi2NewDiscreteStates" => unsafe extern "C" fn(Component, *mut EventInfo) -> Status,
-    enter_continuous_time_mode: b"fmi2EnterContinuousTimeMode" => unsafe extern "C" fn(Component) -> Status,
-    completed_integrator_step: b"fmi2CompletedIntegratorStep" => unsafe extern "C" fn(Component, c_int, *mut c_int, *mut c_int) -> Status,
-}
-
-/// `fmi2EventInfo`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct EventInfo {
-    pub new_discrete_states_needed: c_int,
-    pub terminate_simulation: c_int,
-    pub nominals_of_continuous_states_changed: c_int,
-    pub values_of_continuous_states_changed: c_int,
-    pub next_event_time_defined: c_int,
-    pub next_event_time: f64,
-}
-
-pub const MODEL_EXCHANGE: c_int = 0;
-pub const CO_SIMULATION: c_int = 1;
+fmi_abi::fmi2_functions!(api,);
 
 /// Where `cargo xtask package` writes the FMUs.
 pub fn fmu_dir() -> PathBuf {
@@ -330,7 +259,10 @@ impl Fmu {
     ) -> Result<Instance<'_>, String> {
         let log = Box::new(Mutex::new(Vec::new()));
         let callbacks = Box::new(CallbackFunctions {
-            logger: Some(record_log),
+            // The fixed-argument logger as the variadic one (see FixedLogger).
+            logger: Some(unsafe {
+                std::mem::transmute::<FixedLogger, fmi_abi::fmi2::Logger>(record_log)
+            }),
             allocate_memory: None,
             free_memory: None,
             step_finished: None,

@@ -8,6 +8,8 @@ pub mod model;
 pub mod ode;
 pub mod variables;
 
+/// The FMI C types and function list, for the exports `export_fmu!` writes in a component.
+pub use fmi_abi;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 pub mod describe;

@@ -88,11 +88,11 @@ unsafe fn call<M: Model>(
     }
 }
 
-pub fn types_platform() -> *const c_char {
+pub fn get_types_platform<M: Model>() -> *const c_char {
     c"default".as_ptr()
 }
 
-pub fn version() -> *const c_char {
+pub fn get_version<M: Model>() -> *const c_char {
     c"2.0".as_ptr()
 }
 
@@ -363,7 +363,7 @@ pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) 
 
 /// # Safety
 /// As [`set_fmu_state`].
-pub unsafe fn serialized_size<M: Model>(
+pub unsafe fn serialized_fmu_state_size<M: Model>(
     c: *mut c_void,
     state: *mut c_void,
     size: *mut usize,
@@ -384,7 +384,7 @@ pub unsafe fn serialized_size<M: Model>(
 
 /// # Safety
 /// As [`set_fmu_state`]; `bytes` holds `size` bytes.
-pub unsafe fn serialize<M: Model>(
+pub unsafe fn serialize_fmu_state<M: Model>(
     c: *mut c_void,
     state: *mut c_void,
     bytes: *mut c_char,
@@ -408,7 +408,7 @@ pub unsafe fn serialize<M: Model>(
 
 /// # Safety
 /// FMI 2.0 pointer rules; `bytes` holds `size` bytes.
-pub unsafe fn deserialize<M: Model>(
+pub unsafe fn deserialize_fmu_state<M: Model>(
     c: *mut c_void,
     bytes: *const c_char,
     size: usize,
@@ -438,7 +438,7 @@ pub unsafe fn deserialize<M: Model>(
 
 /// # Safety
 /// FMI 2.0 pointer rules.
-pub unsafe fn set_input_derivatives<M: Model>(
+pub unsafe fn set_real_input_derivatives<M: Model>(
     c: *mut c_void,
     vr: *const u32,
     n: usize,
@@ -482,16 +482,7 @@ pub unsafe fn cancel_step<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi2CancelStep", &[], |_| Ok(OK))
 }
 
-/// `fmi2EventInfo`, laid out as in fmi2FunctionTypes.h.
-#[repr(C)]
-pub struct EventInfo {
-    pub new_discrete_states_needed: c_int,
-    pub terminate_simulation: c_int,
-    pub nominals_of_continuous_states_changed: c_int,
-    pub values_of_continuous_states_changed: c_int,
-    pub next_event_time_defined: c_int,
-    pub next_event_time: f64,
-}
+pub use fmi_abi::fmi2::EventInfo;
 
 /// # Safety
 /// FMI 2.0 pointer rules.
@@ -650,6 +641,128 @@ pub unsafe fn free_string(s: *mut c_char) {
     if !s.is_null() {
         drop(CString::from_raw(s));
     }
+}
+
+// The functions of types and features the FMUs do not have, and the Model Exchange arrays:
+// each a call of the helper that refuses or fills them, under the function's own name.
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_boolean<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    _: *mut c_int,
+) -> Status {
+    no_such_type::<M>(c, "fmi2GetBoolean", allowed::GET, vr, n)
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_string<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    _: *mut *const c_char,
+) -> Status {
+    no_such_type::<M>(c, "fmi2GetString", allowed::GET, vr, n)
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_boolean<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    _: *const c_int,
+) -> Status {
+    no_such_type::<M>(c, "fmi2SetBoolean", allowed::SET, vr, n)
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn set_string<M: Model>(
+    c: *mut c_void,
+    vr: *const u32,
+    n: usize,
+    _: *const *const c_char,
+) -> Status {
+    no_such_type::<M>(c, "fmi2SetString", allowed::SET, vr, n)
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_directional_derivative<M: Model>(
+    c: *mut c_void,
+    _: *const u32,
+    n_unknowns: usize,
+    _: *const u32,
+    n_knowns: usize,
+    _: *const f64,
+    _: *mut f64,
+) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi2GetDirectionalDerivative",
+        n_unknowns * n_knowns,
+        "directional derivatives are not provided (providesDirectionalDerivative=false)",
+    )
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_status<M: Model>(c: *mut c_void, _: c_int, _: *mut c_int) -> Status {
+    no_status::<M>(c, "fmi2GetStatus")
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_integer_status<M: Model>(c: *mut c_void, _: c_int, _: *mut c_int) -> Status {
+    no_status::<M>(c, "fmi2GetIntegerStatus")
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_string_status<M: Model>(
+    c: *mut c_void,
+    _: c_int,
+    _: *mut *const c_char,
+) -> Status {
+    no_status::<M>(c, "fmi2GetStringStatus")
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_continuous_states<M: Model>(c: *mut c_void, x: *mut f64, n: usize) -> Status {
+    get_array::<M>(c, "fmi2GetContinuousStates", x, n, |i, v| {
+        i.get_continuous_states(v)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_derivatives<M: Model>(c: *mut c_void, dx: *mut f64, n: usize) -> Status {
+    get_array::<M>(c, "fmi2GetDerivatives", dx, n, |i, v| i.get_derivatives(v))
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_event_indicators<M: Model>(c: *mut c_void, z: *mut f64, n: usize) -> Status {
+    get_array::<M>(c, "fmi2GetEventIndicators", z, n, |i, v| {
+        i.get_event_indicators(v)
+    })
+}
+
+/// # Safety
+/// FMI 2.0 pointer rules.
+pub unsafe fn get_nominals_of_continuous_states<M: Model>(
+    c: *mut c_void,
+    x: *mut f64,
+    n: usize,
+) -> Status {
+    get_array::<M>(c, "fmi2GetNominalsOfContinuousStates", x, n, |i, v| {
+        i.get_nominals(v)
+    })
 }
 
 #[cfg(test)]

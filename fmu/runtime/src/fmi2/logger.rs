@@ -1,32 +1,10 @@
 //! The importer's logger callback and the log categories.
 
-use std::ffi::{c_char, c_int, c_void, CString};
+use std::ffi::{c_void, CString};
 
-pub type Status = c_int;
-pub const OK: Status = 0;
-pub const WARNING: Status = 1;
-pub const DISCARD: Status = 2;
-pub const ERROR: Status = 3;
-pub const FATAL: Status = 4;
+pub use fmi_abi::fmi2::{CallbackFunctions, Status, DISCARD, ERROR, FATAL, OK, WARNING};
 
-pub type LoggerFn = unsafe extern "C" fn(
-    env: *mut c_void,
-    instance_name: *const c_char,
-    status: Status,
-    category: *const c_char,
-    message: *const c_char,
-    ...
-);
-
-/// `fmi2CallbackFunctions`, laid out as in fmi2FunctionTypes.h.
-#[repr(C)]
-pub struct CallbackFunctions {
-    pub logger: Option<LoggerFn>,
-    pub allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
-    pub free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
-    pub step_finished: Option<unsafe extern "C" fn(*mut c_void, Status)>,
-    pub component_environment: *mut c_void,
-}
+pub type LoggerFn = fmi_abi::fmi2::Logger;
 
 /// The categories declared in modelDescription.xml.
 pub const CATEGORIES: [(&str, &str); 4] = [
