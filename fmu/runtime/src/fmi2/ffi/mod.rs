@@ -1,7 +1,8 @@
 //! The C ABI: every fmi2* function of the Co-Simulation and Model Exchange interfaces, generic
 //! over the model.
 //! [`export_fmu!`](crate::export_fmu) instantiates them with `#[no_mangle]` names in a
-//! component crate.
+//! component crate. What only one interface has is in [`co_simulation`] and
+//! [`model_exchange`]; FMU states in [`fmu_state`].
 //!
 //! Every entry point checks its pointers, checks the call against the state machine, and runs
 //! the call inside `catch_unwind`: a panic becomes fmi2Fatal for that instance, never an unwind
@@ -17,10 +18,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 const MODEL_EXCHANGE: c_int = 0;
 const CO_SIMULATION: c_int = 1;
 
-/// An FMU state handed to the importer: the serialized bytes.
-struct FmuState {
-    bytes: Vec<u8>,
-}
+mod co_simulation;
+mod fmu_state;
+mod model_exchange;
+pub use co_simulation::*;
+pub use fmu_state::*;
+pub use model_exchange::*;
 
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
 unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
@@ -257,24 +260,6 @@ pub unsafe fn get_integer<M: Model>(
     })
 }
 
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_real_output_derivatives<M: Model>(
-    c: *mut c_void,
-    vr: *const u32,
-    n: usize,
-    order: *const c_int,
-    v: *mut f64,
-) -> Status {
-    call::<M>(c, "fmi2GetRealOutputDerivatives", allowed::GET, |inst| {
-        inst.get_output_derivatives(
-            slice(vr, n, "vr")?,
-            slice(order, n, "order")?,
-            slice_mut(v, n, "value")?,
-        )
-    })
-}
-
 /// Boolean and String: these models declare none, so any value reference is unknown.
 /// # Safety
 /// FMI 2.0 pointer rules.
@@ -319,141 +304,6 @@ pub unsafe fn set_integer<M: Model>(
     })
 }
 
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
-    call::<M>(c, "fmi2GetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let slot = out(state, "FMUstate")?;
-        let bytes = inst.snapshot();
-        match (*slot as *mut FmuState).as_mut() {
-            // A state passed in is overwritten, as the standard allows.
-            Some(existing) => existing.bytes = bytes,
-            None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
-        }
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules; `state` was made by this model's fmi2GetFMUstate or
-/// fmi2DeSerializeFMUstate.
-pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Status {
-    call::<M>(c, "fmi2SetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let s = (state as *const FmuState)
-            .as_ref()
-            .ok_or("FMUstate is NULL")?;
-        inst.restore(&s.bytes)?;
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// As [`set_fmu_state`].
-pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
-    call::<M>(c, "fmi2FreeFMUstate", allowed::ANY_BUT_FATAL, |_| {
-        if let Some(slot) = state.as_mut() {
-            if !slot.is_null() {
-                drop(Box::from_raw(*slot as *mut FmuState));
-                *slot = std::ptr::null_mut();
-            }
-        }
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// As [`set_fmu_state`].
-pub unsafe fn serialized_fmu_state_size<M: Model>(
-    c: *mut c_void,
-    state: *mut c_void,
-    size: *mut usize,
-) -> Status {
-    call::<M>(
-        c,
-        "fmi2SerializedFMUstateSize",
-        allowed::ANY_BUT_FATAL,
-        |_| {
-            let s = (state as *const FmuState)
-                .as_ref()
-                .ok_or("FMUstate is NULL")?;
-            *out(size, "size")? = s.bytes.len();
-            Ok(OK)
-        },
-    )
-}
-
-/// # Safety
-/// As [`set_fmu_state`]; `bytes` holds `size` bytes.
-pub unsafe fn serialize_fmu_state<M: Model>(
-    c: *mut c_void,
-    state: *mut c_void,
-    bytes: *mut c_char,
-    size: usize,
-) -> Status {
-    call::<M>(c, "fmi2SerializeFMUstate", allowed::ANY_BUT_FATAL, |_| {
-        let s = (state as *const FmuState)
-            .as_ref()
-            .ok_or("FMUstate is NULL")?;
-        if size < s.bytes.len() {
-            return Err(format!(
-                "buffer of {size} bytes is smaller than the state ({})",
-                s.bytes.len()
-            ));
-        }
-        let dst = slice_mut(bytes as *mut u8, s.bytes.len(), "serializedState")?;
-        dst.copy_from_slice(&s.bytes);
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules; `bytes` holds `size` bytes.
-pub unsafe fn deserialize_fmu_state<M: Model>(
-    c: *mut c_void,
-    bytes: *const c_char,
-    size: usize,
-    state: *mut *mut c_void,
-) -> Status {
-    call::<M>(
-        c,
-        "fmi2DeSerializeFMUstate",
-        allowed::ANY_BUT_FATAL,
-        |inst| {
-            let src = slice(bytes as *const u8, size, "serializedState")?;
-            // Check it against this instance's model now, so a corrupt state fails here.
-            inst.check_snapshot(src)?;
-            let slot = out(state, "FMUstate")?;
-            match (*slot as *mut FmuState).as_mut() {
-                Some(existing) => existing.bytes = src.to_vec(),
-                None => {
-                    *slot = Box::into_raw(Box::new(FmuState {
-                        bytes: src.to_vec(),
-                    })) as *mut c_void
-                }
-            }
-            Ok(OK)
-        },
-    )
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn set_real_input_derivatives<M: Model>(
-    c: *mut c_void,
-    vr: *const u32,
-    n: usize,
-    order: *const c_int,
-    v: *const f64,
-) -> Status {
-    call::<M>(c, "fmi2SetRealInputDerivatives", allowed::SET, |inst| {
-        inst.set_input_derivatives(
-            slice(vr, n, "vr")?,
-            slice(order, n, "order")?,
-            slice(v, n, "value")?,
-        )
-    })
-}
-
 /// Unsupported features: a logged fmi2Error (an empty request is trivially fine).
 /// # Safety
 /// FMI 2.0 pointer rules.
@@ -467,151 +317,7 @@ pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, wh
     })
 }
 
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn do_step<M: Model>(c: *mut c_void, tc: f64, h: f64, _no_prior: c_int) -> Status {
-    call::<M>(c, "fmi2DoStep", allowed::STEP_COMPLETE, |inst| {
-        inst.do_step(tc, h)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn cancel_step<M: Model>(c: *mut c_void) -> Status {
-    // doStep is synchronous: there is never a step in progress to cancel.
-    call::<M>(c, "fmi2CancelStep", &[], |_| Ok(OK))
-}
-
 pub use fmi_abi::fmi2::EventInfo;
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn set_time<M: Model>(c: *mut c_void, t: f64) -> Status {
-    call::<M>(c, "fmi2SetTime", allowed::SET_TIME, |inst| inst.set_time(t))
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn set_continuous_states<M: Model>(c: *mut c_void, x: *const f64, n: usize) -> Status {
-    call::<M>(c, "fmi2SetContinuousStates", allowed::SET_STATES, |inst| {
-        inst.set_continuous_states(slice(x, n, "x")?)
-    })
-}
-
-/// fmi2GetContinuousStates, fmi2GetDerivatives, fmi2GetEventIndicators and
-/// fmi2GetNominalsOfContinuousStates: an array of `n` values out.
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_array<M: Model>(
-    c: *mut c_void,
-    function: &str,
-    v: *mut f64,
-    n: usize,
-    get: impl FnOnce(&mut Instance<M>, &mut [f64]) -> CallResult,
-) -> Status {
-    call::<M>(c, function, allowed::GET_STATES, |inst| {
-        get(inst, slice_mut(v, n, "values")?)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
-    call::<M>(c, "fmi2EnterEventMode", allowed::ENTER_EVENT_MODE, |inst| {
-        inst.enter_event_mode();
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn enter_continuous_time_mode<M: Model>(c: *mut c_void) -> Status {
-    call::<M>(
-        c,
-        "fmi2EnterContinuousTimeMode",
-        allowed::EVENT_MODE,
-        |inst| {
-            inst.enter_continuous_time_mode();
-            Ok(OK)
-        },
-    )
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn new_discrete_states<M: Model>(c: *mut c_void, info: *mut EventInfo) -> Status {
-    call::<M>(c, "fmi2NewDiscreteStates", allowed::EVENT_MODE, |inst| {
-        let info = out(info, "eventInfo")?;
-        let e = inst.new_discrete_states()?;
-        *info = EventInfo {
-            new_discrete_states_needed: e.new_discrete_states_needed.into(),
-            terminate_simulation: e.terminate_simulation.into(),
-            nominals_of_continuous_states_changed: e.nominals_changed.into(),
-            values_of_continuous_states_changed: e.values_of_continuous_states_changed.into(),
-            next_event_time_defined: e.next_event_time.is_some().into(),
-            next_event_time: e.next_event_time.unwrap_or(0.0),
-        };
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn completed_integrator_step<M: Model>(
-    c: *mut c_void,
-    _no_prior: c_int,
-    enter_event_mode: *mut c_int,
-    terminate: *mut c_int,
-) -> Status {
-    call::<M>(
-        c,
-        "fmi2CompletedIntegratorStep",
-        allowed::CONTINUOUS_TIME_MODE,
-        |_| {
-            // Every event is a state event the importer finds from the indicators (or a time
-            // event it was told of): nothing to ask for after a step.
-            *out(enter_event_mode, "enterEventMode")? = 0;
-            *out(terminate, "terminateSimulation")? = 0;
-            Ok(OK)
-        },
-    )
-}
-
-const LAST_SUCCESSFUL_TIME: c_int = 2;
-const TERMINATED: c_int = 3;
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_real_status<M: Model>(c: *mut c_void, kind: c_int, v: *mut f64) -> Status {
-    call::<M>(c, "fmi2GetRealStatus", allowed::STATUS, |inst| {
-        if kind != LAST_SUCCESSFUL_TIME {
-            return Ok(DISCARD);
-        }
-        *out(v, "value")? = inst.last_successful_time();
-        Ok(OK)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_boolean_status<M: Model>(c: *mut c_void, kind: c_int, v: *mut c_int) -> Status {
-    call::<M>(c, "fmi2GetBooleanStatus", allowed::STATUS, |_| {
-        if kind != TERMINATED {
-            return Ok(DISCARD);
-        }
-        // The slave never asks to end the simulation.
-        *out(v, "value")? = 0;
-        Ok(OK)
-    })
-}
-
-/// fmi2GetStatus, fmi2GetIntegerStatus, fmi2GetStringStatus: they only describe asynchronous
-/// steps, which never happen, so there is no value to give.
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn no_status<M: Model>(c: *mut c_void, function: &str) -> Status {
-    call::<M>(c, function, allowed::STATUS, |_| Ok(DISCARD))
-}
 
 /// For the xtask: modelDescription.xml (`what == 0`, stamped with `timestamp`) or
 /// documentation/index.html (`what == 1`). Free the result with [`free_string`].
@@ -707,62 +413,6 @@ pub unsafe fn get_directional_derivative<M: Model>(
         n_unknowns * n_knowns,
         "directional derivatives are not provided (providesDirectionalDerivative=false)",
     )
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_status<M: Model>(c: *mut c_void, _: c_int, _: *mut c_int) -> Status {
-    no_status::<M>(c, "fmi2GetStatus")
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_integer_status<M: Model>(c: *mut c_void, _: c_int, _: *mut c_int) -> Status {
-    no_status::<M>(c, "fmi2GetIntegerStatus")
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_string_status<M: Model>(
-    c: *mut c_void,
-    _: c_int,
-    _: *mut *const c_char,
-) -> Status {
-    no_status::<M>(c, "fmi2GetStringStatus")
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_continuous_states<M: Model>(c: *mut c_void, x: *mut f64, n: usize) -> Status {
-    get_array::<M>(c, "fmi2GetContinuousStates", x, n, |i, v| {
-        i.get_continuous_states(v)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_derivatives<M: Model>(c: *mut c_void, dx: *mut f64, n: usize) -> Status {
-    get_array::<M>(c, "fmi2GetDerivatives", dx, n, |i, v| i.get_derivatives(v))
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_event_indicators<M: Model>(c: *mut c_void, z: *mut f64, n: usize) -> Status {
-    get_array::<M>(c, "fmi2GetEventIndicators", z, n, |i, v| {
-        i.get_event_indicators(v)
-    })
-}
-
-/// # Safety
-/// FMI 2.0 pointer rules.
-pub unsafe fn get_nominals_of_continuous_states<M: Model>(
-    c: *mut c_void,
-    x: *mut f64,
-    n: usize,
-) -> Status {
-    get_array::<M>(c, "fmi2GetNominalsOfContinuousStates", x, n, |i, v| {
-        i.get_nominals(v)
-    })
 }
 
 #[cfg(test)]
