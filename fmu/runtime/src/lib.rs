@@ -16,3 +16,4 @@ pub mod describe;
 pub mod fmi2;
 #[cfg(test)]
 mod test_models;
+pub mod testing;

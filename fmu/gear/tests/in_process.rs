@@ -1,0 +1,32 @@
+//! The Gear in its own process, without packaging: the closed-form motion under constant
+//! torques from rest.
+
+use fmu_runtime::testing::Run;
+use gear::Gear;
+
+/// (J_b + ratio^2 J_a) a_b = tau_b + ratio tau_a: with ratio 2, J_a = 0.1, J_b = 0.2,
+/// tau_a = 0.5 and tau_b = 0.2, a_b = 1.2 / 0.6 = 2 rad/s^2; after 1 s from rest w_b = 2 rad/s,
+/// phi_b = 1 rad, and flange a turns twice as far and fast.
+#[test]
+fn constant_torques_give_the_closed_form_motion() -> Result<(), String> {
+    let mut run = Run::<Gear>::co_simulation(&[("ratio", 2.0), ("J_a", 0.1), ("J_b", 0.2)])?;
+    run.set("tau_a", 0.5)?;
+    run.set("tau_b", 0.2)?;
+    for _ in 0..1000 {
+        run.step(1e-3)?;
+    }
+    for (name, exact) in [
+        ("phi_b", 1.0),
+        ("w_b", 2.0),
+        ("a_b", 2.0),
+        ("phi_a", 2.0),
+        ("w_a", 4.0),
+    ] {
+        let value = run.get(name)?;
+        assert!(
+            (value - exact).abs() < 1e-9,
+            "{name} = {value}, exactly {exact}"
+        );
+    }
+    Ok(())
+}
