@@ -252,7 +252,7 @@ pub fn docs_check() -> Result<(), String> {
         .filter(|p| p.extension().is_some_and(|x| x == "fmu"))
         .collect();
     fmus.sort();
-    let components = fmu_harness::components()?.len();
+    let components = crate::components::components()?.len();
     if fmus.is_empty() || fmus.len() < components {
         return Err(format!(
             "docs check: {} FMUs in {}, {components} components",

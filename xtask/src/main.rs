@@ -1,6 +1,7 @@
 //! `cargo xtask <command>`: packaging, validation, the whole test suite, benchmarks.
 
 mod bench;
+mod components;
 mod docs_check;
 mod package;
 mod platforms;

@@ -6,8 +6,8 @@
 //! layout (`extra/org.fmi-standard.fmi-ls-ref/`) and its plot to the documentation
 //! (`reference.rs`, `svg.rs`).
 
+use crate::components::components;
 use crate::{platforms, reference, root, run};
-use fmu_harness::components;
 use model_description::ModelDescription;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::io::Write;

@@ -1,0 +1,55 @@
+//! The component crates, from `cargo metadata`: every workspace package that builds a cdylib
+//! and names its FMU's model identifier in `[package.metadata.fmu] model`.
+
+use crate::root;
+use std::process::Command;
+
+/// A component crate: its package name and the model identifier of its FMU.
+pub struct Component {
+    pub crate_name: String,
+    pub model: String,
+}
+
+/// Every component crate of the workspace, sorted by package name.
+pub fn components() -> Result<Vec<Component>, String> {
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let mut found = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let cdylib = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| {
+                t["crate_types"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|k| k == "cdylib")
+            });
+        if !cdylib {
+            continue;
+        }
+        let name = package["name"].as_str().unwrap_or_default().to_string();
+        let model = package["metadata"]["fmu"]["model"]
+            .as_str()
+            .ok_or_else(|| format!("{name}: no [package.metadata.fmu] model in its Cargo.toml"))?;
+        found.push(Component {
+            crate_name: name,
+            model: model.to_string(),
+        });
+    }
+    found.sort_by(|a, b| a.crate_name.cmp(&b.crate_name));
+    Ok(found)
+}
