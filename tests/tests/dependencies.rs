@@ -177,6 +177,24 @@ fn reachable(fmu: &Fmu, states: &[usize], inputs: &[usize], rng: &mut Random) ->
     )
 }
 
+/// Notes `known` as a dependency of every unknown that moved from `base` to `moved_to`.
+fn record(observed: &mut [BTreeSet<usize>], base: &[f64], moved_to: &[f64], known: usize) {
+    for (u, (a, b)) in base.iter().zip(moved_to).enumerate() {
+        if moved(*a, *b) {
+            observed[u].insert(known);
+        }
+    }
+}
+
+/// Most samples must be inside the model's domain, or the probe saw too little.
+fn enough(md: &ModelDescription, probed: usize) {
+    assert!(
+        probed >= SAMPLES / 2,
+        "{}: {probed} samples probed",
+        md.model_name
+    );
+}
+
 /// Outputs and Derivatives against the states and inputs.
 fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> (Vec<String>, usize) {
     let md = &fmu.md;
@@ -275,18 +293,10 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> (Vec<String>, usize) {
             }
             let moved_to = values(&inst);
             assert!(set(before));
-            for (u, (a, b)) in base.iter().zip(&moved_to).enumerate() {
-                if moved(*a, *b) {
-                    observed[u].insert(k);
-                }
-            }
+            record(&mut observed, &base, &moved_to, k);
         }
     }
-    assert!(
-        probed >= SAMPLES / 2,
-        "{}: {probed} samples probed",
-        md.model_name
-    );
+    enough(md, probed);
     mismatches(md, "output/derivative", &unknowns, &knowns, &observed)
 }
 
@@ -351,18 +361,10 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> (Vec<String>, usize) {
             if moved_to.iter().any(|v| !v.is_finite()) {
                 continue;
             }
-            for (u, (a, b)) in base.iter().zip(&moved_to).enumerate() {
-                if moved(*a, *b) {
-                    observed[u].insert(k);
-                }
-            }
+            record(&mut observed, &base, &moved_to, k);
         }
     }
-    assert!(
-        probed >= SAMPLES / 2,
-        "{}: {probed} samples probed",
-        md.model_name
-    );
+    enough(md, probed);
     mismatches(md, "initial unknown", unknowns, &knowns, &observed)
 }
 
