@@ -1,7 +1,7 @@
 //! `cargo xtask package`: one `.fmu` per component crate under `fmu/`.
 //!
 //! modelDescription.xml and documentation/index.html are produced by the built binary itself
-//! (its `drivetrain_fmu_describe` export), from the same variable table that serves get/set.
+//! (its `drivetrain_fmu_model_description` and `drivetrain_fmu_documentation` exports), from the same variable table that serves get/set.
 //! The xtask adds the default reference scenario of `reference-fmus/<Model>/` in the FMI-LS-REF
 //! layout (`extra/org.fmi-standard.fmi-ls-ref/`) and its plot to the documentation
 //! (`reference.rs`, `svg.rs`).
@@ -9,7 +9,7 @@
 use crate::components::components;
 use crate::{platforms, reference, root, run};
 use model_description::ModelDescription;
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, CStr, CString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,22 +44,35 @@ fn timestamp() -> String {
     )
 }
 
-/// Calls the binary's `drivetrain_fmu_describe(what, timestamp)`.
-fn describe(so: &Path, what: c_int, stamp: &str) -> Result<String, String> {
-    type Describe = unsafe extern "C" fn(c_int, *const c_char) -> *mut c_char;
+/// What the binary describes of itself.
+#[derive(Clone, Copy, Debug)]
+enum Text {
+    ModelDescription,
+    Documentation,
+}
+
+/// Calls the binary's `drivetrain_fmu_model_description(timestamp)` or
+/// `drivetrain_fmu_documentation()`.
+fn describe(so: &Path, what: Text, stamp: &str) -> Result<String, String> {
+    type Description = unsafe extern "C" fn(*const c_char) -> *mut c_char;
+    type Documentation = unsafe extern "C" fn() -> *mut c_char;
     type Free = unsafe extern "C" fn(*mut c_char);
     let stamp = CString::new(stamp).expect("no NUL in a timestamp");
     unsafe {
         let lib = libloading::Library::new(so).map_err(|e| format!("{}: {e}", so.display()))?;
-        let describe: libloading::Symbol<Describe> = lib
-            .get(b"drivetrain_fmu_describe")
-            .map_err(|e| e.to_string())?;
         let free: libloading::Symbol<Free> = lib
             .get(b"drivetrain_fmu_free_string")
             .map_err(|e| e.to_string())?;
-        let p = describe(what, stamp.as_ptr());
+        let p = match what {
+            Text::ModelDescription => lib
+                .get::<Description>(b"drivetrain_fmu_model_description")
+                .map_err(|e| e.to_string())?(stamp.as_ptr()),
+            Text::Documentation => lib
+                .get::<Documentation>(b"drivetrain_fmu_documentation")
+                .map_err(|e| e.to_string())?(),
+        };
         if p.is_null() {
-            return Err(format!("{}: describe({what}) failed", so.display()));
+            return Err(format!("{}: {what:?} failed", so.display()));
         }
         let text = CStr::from_ptr(p).to_string_lossy().into_owned();
         free(p);
@@ -120,7 +133,7 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
     for c in &components {
         let lib = c.crate_name.replace('-', "_");
         let so = linux_dir.join(format!("lib{lib}.so"));
-        let xml = describe(&so, 0, &stamp)?;
+        let xml = describe(&so, Text::ModelDescription, &stamp)?;
         // Read it back: what we ship must parse with our own reader.
         let md = ModelDescription::from_xml(&xml).map_err(|e| e.to_string())?;
         let id = &md.co_simulation.model_identifier;
@@ -131,8 +144,10 @@ pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
             ));
         }
         let scenario = reference::Scenario::read(&root.join("reference-fmus").join(id), id)?;
-        let doc =
-            reference::insert_section(&describe(&so, 1, &stamp)?, &scenario.documentation(&md)?)?;
+        let doc = reference::insert_section(
+            &describe(&so, Text::Documentation, &stamp)?,
+            &scenario.documentation(&md)?,
+        )?;
         let extra = scenario.fmu_files();
         let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
         let linux = read(&so)?;

@@ -1,7 +1,8 @@
 //! The exported C symbols of a component FMU: [`crate::export_fmu!`] writes every function of
 //! the FMI 2.0 list ([`fmi_abi::fmi2_functions!`]) as a call of its namesake in [`super::ffi`],
 //! and two functions with which the xtask writes modelDescription.xml and the documentation
-//! from the binary's own variable table (`drivetrain_fmu_describe`, `drivetrain_fmu_free_string`).
+//! from the binary's own variable table (`drivetrain_fmu_model_description`,
+//! `drivetrain_fmu_documentation`, `drivetrain_fmu_free_string`).
 
 /// Exports the whole FMI 2.0 API, Co-Simulation and Model Exchange, for a model type.
 #[macro_export]
@@ -13,11 +14,15 @@ macro_rules! export_fmu {
             $crate::fmi_abi::fmi2_functions!($crate::__export_fmi2_functions, $model);
 
             #[no_mangle]
-            pub unsafe extern "C" fn drivetrain_fmu_describe(
-                what: ::std::ffi::c_int,
+            pub unsafe extern "C" fn drivetrain_fmu_model_description(
                 timestamp: *const ::std::ffi::c_char,
             ) -> *mut ::std::ffi::c_char {
-                $crate::fmi2::ffi::describe::<$model>(what, timestamp)
+                $crate::fmi2::ffi::model_description::<$model>(timestamp)
+            }
+
+            #[no_mangle]
+            pub extern "C" fn drivetrain_fmu_documentation() -> *mut ::std::ffi::c_char {
+                $crate::fmi2::ffi::documentation::<$model>()
             }
 
             #[no_mangle]

@@ -319,26 +319,30 @@ pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, wh
 
 pub use fmi_abi::fmi2::EventInfo;
 
-/// For the xtask: modelDescription.xml (`what == 0`, stamped with `timestamp`) or
-/// documentation/index.html (`what == 1`). Free the result with [`free_string`].
+/// modelDescription.xml as a C string for the xtask (free it with [`free_string`]); NULL if
+/// it could not be written. `timestamp`: its generationDateAndTime (NULL: the epoch).
+///
 /// # Safety
-/// `timestamp` is NULL or a C string.
-pub unsafe fn describe<M: Model>(what: c_int, timestamp: *const c_char) -> *mut c_char {
-    let result = catch_unwind(|| {
-        let text = match what {
-            0 => {
-                let ts = match timestamp.as_ref() {
-                    Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
-                    None => "1970-01-01T00:00:00Z".into(),
-                };
-                describe::model_description::<M>(&ts).to_xml()
-            }
-            1 => describe::documentation::<M>(),
-            _ => return std::ptr::null_mut(),
-        };
-        CString::new(text).map_or(std::ptr::null_mut(), CString::into_raw)
-    });
-    result.unwrap_or(std::ptr::null_mut())
+/// `timestamp` is NULL or a NUL-terminated string.
+pub unsafe fn model_description<M: Model>(timestamp: *const c_char) -> *mut c_char {
+    let timestamp = match timestamp.as_ref() {
+        Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
+        None => "1970-01-01T00:00:00Z".into(),
+    };
+    to_c(|| describe::model_description::<M>(&timestamp).to_xml())
+}
+
+/// documentation/index.html as a C string for the xtask (free it with [`free_string`]).
+pub fn documentation<M: Model>() -> *mut c_char {
+    to_c(describe::documentation::<M>)
+}
+
+/// A text made without unwinding into the caller, as a C string (NULL on failure).
+fn to_c(text: impl FnOnce() -> String) -> *mut c_char {
+    catch_unwind(AssertUnwindSafe(|| {
+        CString::new(text()).map_or(std::ptr::null_mut(), CString::into_raw)
+    }))
+    .unwrap_or(std::ptr::null_mut())
 }
 
 /// # Safety
