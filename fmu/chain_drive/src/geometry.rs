@@ -17,18 +17,51 @@
 //! lack the arm's contribution, see the documentation).
 
 use fmu_runtime::math::{acos, atan2, sin_cos};
+use fmu_runtime::Variables;
 
-/// What does not change during a run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What does not change during a run: where the pivot, the sprockets and the swing arm's centre
+/// of mass are. The start values are Table 2.2 of the thesis.
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct Layout {
     /// Swing-arm length, pivot to wheel axle.
+    #[parameter(
+        start = 0.7,
+        unit = "m",
+        min = 0.0,
+        describe = "Swing-arm length, pivot to wheel axle (> 0)"
+    )]
     pub l_sa: f64,
+    /// Distance from the pivot to the swing arm's centre of mass.
+    #[parameter(
+        start = 0.35,
+        unit = "m",
+        describe = "Distance from the pivot to the swing arm's centre of mass, along the arm"
+    )]
+    pub d_sa: f64,
+    #[parameter(
+        start = 0.03,
+        unit = "m",
+        min = 0.0,
+        describe = "Pitch radius of the drive sprocket (> 0)"
+    )]
+    pub r_ds: f64,
+    #[parameter(
+        start = 0.08,
+        unit = "m",
+        min = 0.0,
+        describe = "Pitch radius of the wheel sprocket (> 0)"
+    )]
+    pub r_ws: f64,
     /// Drive sprocket centre, forward of the pivot.
+    #[parameter(
+        start = 0.08,
+        unit = "m",
+        describe = "Drive sprocket centre, forward of the swing-arm pivot"
+    )]
     pub ds_x: f64,
     /// Drive sprocket centre, above the pivot.
+    #[parameter(start = -0.02, unit = "m", describe = "Drive sprocket centre, above the swing-arm pivot (negative: below)")]
     pub ds_z: f64,
-    pub r_ds: f64,
-    pub r_ws: f64,
 }
 
 /// The geometric parts of the run lengths at one swing-arm angle, with their first and second
@@ -107,8 +140,10 @@ impl Layout {
 mod tests {
     use super::*;
 
-    pub const TABLE_2_2: Layout = Layout {
+    /// Table 2.2 of the thesis.
+    const TABLE_2_2: Layout = Layout {
         l_sa: 0.7,
+        d_sa: 0.35,
         ds_x: 0.08,
         ds_z: -0.02,
         r_ds: 0.03,

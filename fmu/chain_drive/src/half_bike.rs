@@ -10,7 +10,7 @@
 
 use crate::geometry::{Layout, Runs};
 use fmu_runtime::math::cos;
-use fmu_runtime::Invalid;
+use fmu_runtime::{Invalid, Variables};
 
 pub const UPPER: i32 = 1;
 pub const LOWER: i32 = -1;
@@ -23,59 +23,111 @@ fn dot(a: V3, b: V3) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
-/// The parameters of the half-bike and its chain.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The parameters of the half-bike and its chain. The start values are Table 2.2 of the
+/// thesis; chain, suspension and friction values are ours (the thesis gives none): see the
+/// documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct HalfBike {
-    pub layout: Layout,
+    #[parameter(
+        name = "J_ds",
+        start = 0.005,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Inertia of the drive sprocket and what turns with it (> 0)"
+    )]
     pub j_ds: f64,
+    #[parameter(
+        name = "J_sa",
+        start = 0.4,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Inertia of the swing arm about its centre of mass"
+    )]
     pub j_sa: f64,
+    #[parameter(
+        name = "J_rw",
+        start = 0.7,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Inertia of the rear wheel with its sprocket about the axle (> 0)"
+    )]
     pub j_rw: f64,
+    #[parameter(
+        start = 7.0,
+        unit = "kg",
+        min = 0.0,
+        describe = "Mass of the swing arm"
+    )]
     pub m_sa: f64,
+    #[parameter(
+        start = 15.0,
+        unit = "kg",
+        min = 0.0,
+        describe = "Mass of the rear wheel"
+    )]
     pub m_rw: f64,
-    pub d_sa: f64,
+    #[variables]
+    pub layout: Layout,
+    #[parameter(
+        name = "k_chain",
+        start = 1e5,
+        unit = "N/m",
+        min = 0.0,
+        describe = "Stiffness of each chain run (> 0; full and QSS models)"
+    )]
     pub k: f64,
+    #[parameter(
+        name = "c_chain",
+        unit = "N.s/m",
+        min = 0.0,
+        describe = "Damping of each chain run while taut (full model)"
+    )]
     pub c: f64,
+    #[parameter(
+        start = 0.002,
+        unit = "m",
+        min = 0.0,
+        describe = "Chain length beyond the taut geometry at the start (> 0), all of it in the lower run"
+    )]
     pub slack: f64,
+    #[parameter(start = 9.81, unit = "m/s2", min = 0.0, describe = "Gravity (0: off)")]
     pub g: f64,
+    #[parameter(
+        start = 1e4,
+        unit = "N.m/rad",
+        min = 0.0,
+        describe = "Suspension rate about the pivot (> 0)"
+    )]
     pub k_susp: f64,
+    #[parameter(
+        start = 200.0,
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Suspension damping about the pivot"
+    )]
     pub c_susp: f64,
+    // The weight of arm and wheel about the pivot: theta_sa_ref is then the rest position.
+    #[parameter(start = 9.81 * (7.0 * 0.35 + 15.0 * 0.7), unit = "N.m", describe = "Suspension torque at theta_sa_ref, pushing the wheel down (default: the weight of arm and wheel at g = 9.81)")]
     pub tau_preload: f64,
+    #[parameter(
+        unit = "rad",
+        describe = "Swing-arm angle where the suspension torque is tau_preload"
+    )]
     pub theta_sa_ref: f64,
+    #[parameter(
+        start = 1e-3,
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous friction of the drive sprocket's bearing"
+    )]
     pub gamma_ds: f64,
+    #[parameter(
+        start = 1e-2,
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous friction of the wheel bearing (reacts on the swing arm)"
+    )]
     pub gamma_rw: f64,
-}
-
-impl Default for HalfBike {
-    /// Table 2.2 of the thesis; chain, suspension and friction values are ours (the thesis
-    /// gives none): see the documentation.
-    fn default() -> Self {
-        HalfBike {
-            layout: Layout {
-                l_sa: 0.7,
-                ds_x: 0.08,
-                ds_z: -0.02,
-                r_ds: 0.03,
-                r_ws: 0.08,
-            },
-            j_ds: 0.005,
-            j_sa: 0.4,
-            j_rw: 0.7,
-            m_sa: 7.0,
-            m_rw: 15.0,
-            d_sa: 0.35,
-            k: 1e5,
-            c: 0.0,
-            slack: 0.002,
-            g: 9.81,
-            k_susp: 1e4,
-            c_susp: 200.0,
-            // The weight of arm and wheel about the pivot: th_ref is then the rest position.
-            tau_preload: 9.81 * (7.0 * 0.35 + 15.0 * 0.7),
-            theta_sa_ref: 0.0,
-            gamma_ds: 1e-3,
-            gamma_rw: 1e-2,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -130,12 +182,14 @@ fn heading_positive(z: f64, dz: f64, ddz: f64, scale: f64) -> bool {
 impl HalfBike {
     /// Inertia of swing arm and wheel mass about the pivot.
     pub fn i_sa(&self) -> f64 {
-        self.j_sa + self.m_sa * self.d_sa * self.d_sa + self.m_rw * self.layout.l_sa.powi(2)
+        self.j_sa
+            + self.m_sa * self.layout.d_sa * self.layout.d_sa
+            + self.m_rw * self.layout.l_sa.powi(2)
     }
 
     /// Gravity moment amplitude: the potential is `G_sa sin(th_sa)` (z up).
     pub fn g_sa(&self) -> f64 {
-        self.g * (self.m_sa * self.d_sa + self.m_rw * self.layout.l_sa)
+        self.g * (self.m_sa * self.layout.d_sa + self.m_rw * self.layout.l_sa)
     }
 
     pub fn check(&self) -> Result<(), Invalid> {
@@ -169,7 +223,7 @@ impl HalfBike {
             }
         }
         for (name, x) in [
-            ("d_sa", self.d_sa),
+            ("d_sa", l.d_sa),
             ("ds_x", l.ds_x),
             ("ds_z", l.ds_z),
             ("tau_preload", self.tau_preload),

@@ -10,7 +10,7 @@ mod half_bike;
 
 use fmu_runtime::math::sin;
 use fmu_runtime::{
-    export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Side, Var, HYSTERESIS,
+    export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
 };
 pub use half_bike::{HalfBike, BOTH, FREE, LOWER, UPPER};
 
@@ -21,84 +21,171 @@ pub const INEXTENSIBLE: i32 = 3;
 /// A decay rate above which the full model is integrated with BDF (1/s).
 const STIFF_RATE: f64 = 1e5;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Variables)]
 pub struct ChainDrive {
+    #[variables]
     bike: HalfBike,
+    #[parameter(start = FULL, min = 1.0, max = 3.0, describe = "1 full elastic, 2 quasi-steady-state, 3 inextensible")]
     chain_model: i32,
+    #[parameter(unit = "rad", describe = "Initial swing-arm angle")]
     theta_sa_start: f64,
+    #[parameter(
+        unit = "rad/s",
+        describe = "Initial wheel speed (the drive sprocket starts at r_ws/r_ds times it)"
+    )]
     w_rw_start: f64,
-    // inputs
+    #[input(
+        unit = "N.m",
+        describe = "Engine torque on the drive sprocket (positive drives the bike forward and tightens the upper run)"
+    )]
     tau_eng: f64,
+    #[input(
+        unit = "N.m",
+        describe = "Road torque on the rear wheel, positive forward (a resistance is negative); reacts on the ground"
+    )]
     tau_load: f64,
+    #[input(
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Brake coefficient (>= 0): brake torque -c_brake w_rw on the wheel, reacting on the swing arm"
+    )]
     c_brake: f64,
-    // states: angles, speeds, dissipated energy
+    #[output(
+        name = "theta_ds",
+        index = 0,
+        unit = "rad",
+        state,
+        angle,
+        derivative = "w_ds",
+        describe = "Drive sprocket angle, positive forward (state; algebraic in the QSS model)"
+    )]
+    #[output(
+        name = "theta_sa",
+        index = 1,
+        unit = "rad",
+        state,
+        derivative = "w_sa",
+        describe = "Swing-arm angle, positive wheel up (state; algebraic in the QSS model)"
+    )]
+    #[output(
+        name = "theta_rw",
+        index = 2,
+        unit = "rad",
+        state,
+        angle,
+        derivative = "w_rw",
+        describe = "Wheel angle relative to the swing arm, positive forward (state)"
+    )]
     q: [f64; 3],
+    #[output(
+        name = "w_ds",
+        index = 0,
+        unit = "rad/s",
+        state,
+        derivative = "a_ds",
+        describe = "Drive sprocket speed"
+    )]
+    #[output(
+        name = "w_sa",
+        index = 1,
+        unit = "rad/s",
+        state,
+        derivative = "a_sa",
+        describe = "Swing-arm speed (0 in the QSS model)"
+    )]
+    #[output(
+        name = "w_rw",
+        index = 2,
+        unit = "rad/s",
+        state,
+        derivative = "a_rw",
+        describe = "Wheel speed relative to the swing arm"
+    )]
     w: [f64; 3],
-    energy_dissipated: f64,
-    // discrete states
-    mode: i32,
-    energy_impact: f64,
-    impact_count: i32,
-    // calculated parameters
-    l_u0: f64,
-    l_l0: f64,
-    i_sa: f64,
-    g_sa: f64,
-    // outputs
-    theta_wheel: f64,
-    w_wheel: f64,
+    #[output(name = "a_ds", index = 0, unit = "rad/s2", depends_on = DYNAMIC, describe = "Drive sprocket acceleration")]
+    #[output(name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, describe = "Swing-arm acceleration")]
+    #[output(name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, describe = "Wheel acceleration relative to the swing arm")]
     a: [f64; 3],
+    #[output(unit = "rad", describe = "Absolute wheel angle theta_sa + theta_rw")]
+    theta_wheel: f64,
+    #[output(unit = "rad/s", describe = "Absolute wheel speed w_sa + w_rw")]
+    w_wheel: f64,
+    #[output(name = "T_upper", unit = "N", depends_on = DYNAMIC, describe = "Tension of the upper run (>= 0)")]
     t_u: f64,
+    #[output(name = "T_lower", unit = "N", depends_on = DYNAMIC, describe = "Tension of the lower run (>= 0)")]
     t_l: f64,
+    #[output(name = "e_upper", unit = "m", depends_on = DYNAMIC, describe = "Extension of the upper run (negative: slack)")]
     e_u: f64,
+    #[output(name = "e_lower", unit = "m", depends_on = DYNAMIC, describe = "Extension of the lower run (negative: slack)")]
     e_l: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
     tau_chain_ds: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)")]
     tau_chain_rw: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
     tau_chain_sa: f64,
+    #[output(name = "chain_mode", start = FREE, describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
+    mode: i32,
+    #[output(
+        unit = "J",
+        describe = "Kinetic energy of sprocket, swing arm and wheel"
+    )]
     energy_kinetic: f64,
+    #[output(
+        unit = "J",
+        describe = "Potential energy in gravity, 0 at theta_sa_ref"
+    )]
     energy_gravity: f64,
+    #[output(
+        unit = "J",
+        describe = "Potential energy of the suspension, 0 at theta_sa_ref"
+    )]
     energy_suspension: f64,
+    #[output(
+        unit = "J",
+        describe = "Elastic energy of the chain (0 in the inextensible model)"
+    )]
     energy_chain: f64,
+    #[output(unit = "W", depends_on = DYNAMIC, describe = "Power dissipated by friction, damping and the brake")]
     power_dissipated: f64,
-}
-
-impl Default for ChainDrive {
-    fn default() -> Self {
-        ChainDrive {
-            bike: HalfBike::default(),
-            chain_model: FULL,
-            theta_sa_start: 0.0,
-            w_rw_start: 0.0,
-            tau_eng: 0.0,
-            tau_load: 0.0,
-            c_brake: 0.0,
-            q: [0.0; 3],
-            w: [0.0; 3],
-            energy_dissipated: 0.0,
-            mode: FREE,
-            energy_impact: 0.0,
-            impact_count: 0,
-            l_u0: 0.0,
-            l_l0: 0.0,
-            i_sa: 0.0,
-            g_sa: 0.0,
-            theta_wheel: 0.0,
-            w_wheel: 0.0,
-            a: [0.0; 3],
-            t_u: 0.0,
-            t_l: 0.0,
-            e_u: 0.0,
-            e_l: 0.0,
-            tau_chain_ds: 0.0,
-            tau_chain_rw: 0.0,
-            tau_chain_sa: 0.0,
-            energy_kinetic: 0.0,
-            energy_gravity: 0.0,
-            energy_suspension: 0.0,
-            energy_chain: 0.0,
-            power_dissipated: 0.0,
-        }
-    }
+    #[output(
+        unit = "J",
+        state,
+        derivative = "power_dissipated",
+        describe = "Energy dissipated since the start, impacts included (state)"
+    )]
+    energy_dissipated: f64,
+    #[output(
+        unit = "J",
+        describe = "Energy lost in the impacts of the inextensible chain taking up its slack"
+    )]
+    energy_impact: f64,
+    #[output(describe = "Impacts of the inextensible chain since the start")]
+    impact_count: i32,
+    #[calculated_parameter(
+        name = "I_sa",
+        unit = "kg.m2",
+        describe = "Inertia of swing arm and wheel mass about the pivot, J_sa + m_sa d_sa^2 + m_rw l_sa^2"
+    )]
+    i_sa: f64,
+    #[calculated_parameter(
+        name = "G_sa",
+        unit = "N.m",
+        describe = "Gravity moment amplitude g (m_sa d_sa + m_rw l_sa)"
+    )]
+    g_sa: f64,
+    #[calculated_parameter(
+        name = "L_upper_0",
+        unit = "m",
+        describe = "Upper-run length at which it goes taut (lengths between material marks)"
+    )]
+    l_u0: f64,
+    #[calculated_parameter(
+        name = "L_lower_0",
+        unit = "m",
+        describe = "Lower-run length at which it goes taut"
+    )]
+    l_l0: f64,
 }
 
 impl ChainDrive {
@@ -137,72 +224,7 @@ impl Model for ChainDrive {
     const DESCRIPTION: &'static str = "Planar half-bike with a drive chain (full elastic, quasi-steady-state or inextensible chain model): engine and load torques and a brake in, motion, chain tensions and energies out";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
-    const STATES: usize = 7;
     const EVENT_INDICATORS: usize = 2;
-    const ANGLE_STATES: &'static [usize] = &[0, 2];
-
-    fn variables() -> Vec<Var<Self>> {
-        vec![
-            Var::parameter("J_ds", real!(bike.j_ds)).unit("kg.m2").min(0.0).describe("Inertia of the drive sprocket and what turns with it (> 0)"),
-            Var::parameter("J_sa", real!(bike.j_sa)).unit("kg.m2").min(0.0).describe("Inertia of the swing arm about its centre of mass"),
-            Var::parameter("J_rw", real!(bike.j_rw)).unit("kg.m2").min(0.0).describe("Inertia of the rear wheel with its sprocket about the axle (> 0)"),
-            Var::parameter("m_sa", real!(bike.m_sa)).unit("kg").min(0.0).describe("Mass of the swing arm"),
-            Var::parameter("m_rw", real!(bike.m_rw)).unit("kg").min(0.0).describe("Mass of the rear wheel"),
-            Var::parameter("l_sa", real!(bike.layout.l_sa)).unit("m").min(0.0).describe("Swing-arm length, pivot to wheel axle (> 0)"),
-            Var::parameter("d_sa", real!(bike.d_sa)).unit("m").describe("Distance from the pivot to the swing arm's centre of mass, along the arm"),
-            Var::parameter("r_ds", real!(bike.layout.r_ds)).unit("m").min(0.0).describe("Pitch radius of the drive sprocket (> 0)"),
-            Var::parameter("r_ws", real!(bike.layout.r_ws)).unit("m").min(0.0).describe("Pitch radius of the wheel sprocket (> 0)"),
-            Var::parameter("ds_x", real!(bike.layout.ds_x)).unit("m").describe("Drive sprocket centre, forward of the swing-arm pivot"),
-            Var::parameter("ds_z", real!(bike.layout.ds_z)).unit("m").describe("Drive sprocket centre, above the swing-arm pivot (negative: below)"),
-            Var::parameter("k_chain", real!(bike.k)).unit("N/m").min(0.0).describe("Stiffness of each chain run (> 0; full and QSS models)"),
-            Var::parameter("c_chain", real!(bike.c)).unit("N.s/m").min(0.0).describe("Damping of each chain run while taut (full model)"),
-            Var::parameter("slack", real!(bike.slack)).unit("m").min(0.0).describe("Chain length beyond the taut geometry at the start (> 0), all of it in the lower run"),
-            Var::parameter("g", real!(bike.g)).unit("m/s2").min(0.0).describe("Gravity (0: off)"),
-            Var::parameter("k_susp", real!(bike.k_susp)).unit("N.m/rad").min(0.0).describe("Suspension rate about the pivot (> 0)"),
-            Var::parameter("c_susp", real!(bike.c_susp)).unit("N.m.s/rad").min(0.0).describe("Suspension damping about the pivot"),
-            Var::parameter("tau_preload", real!(bike.tau_preload)).unit("N.m").describe("Suspension torque at theta_sa_ref, pushing the wheel down (default: the weight of arm and wheel at g = 9.81)"),
-            Var::parameter("theta_sa_ref", real!(bike.theta_sa_ref)).unit("rad").describe("Swing-arm angle where the suspension torque is tau_preload"),
-            Var::parameter("gamma_ds", real!(bike.gamma_ds)).unit("N.m.s/rad").min(0.0).describe("Viscous friction of the drive sprocket's bearing"),
-            Var::parameter("gamma_rw", real!(bike.gamma_rw)).unit("N.m.s/rad").min(0.0).describe("Viscous friction of the wheel bearing (reacts on the swing arm)"),
-            Var::parameter("chain_model", integer!(chain_model)).min(1.0).max(3.0).describe("1 full elastic, 2 quasi-steady-state, 3 inextensible"),
-            Var::parameter("theta_sa_start", real!(theta_sa_start)).unit("rad").describe("Initial swing-arm angle"),
-            Var::parameter("w_rw_start", real!(w_rw_start)).unit("rad/s").describe("Initial wheel speed (the drive sprocket starts at r_ws/r_ds times it)"),
-            Var::input("tau_eng", real!(tau_eng)).unit("N.m").describe("Engine torque on the drive sprocket (positive drives the bike forward and tightens the upper run)"),
-            Var::input("tau_load", real!(tau_load)).unit("N.m").describe("Road torque on the rear wheel, positive forward (a resistance is negative); reacts on the ground"),
-            Var::input("c_brake", real!(c_brake)).unit("N.m.s/rad").min(0.0).describe("Brake coefficient (>= 0): brake torque -c_brake w_rw on the wheel, reacting on the swing arm"),
-            Var::output("theta_ds", real!(q[0])).unit("rad").describe("Drive sprocket angle, positive forward (state; algebraic in the QSS model)"),
-            Var::output("theta_sa", real!(q[1])).unit("rad").describe("Swing-arm angle, positive wheel up (state; algebraic in the QSS model)"),
-            Var::output("theta_rw", real!(q[2])).unit("rad").describe("Wheel angle relative to the swing arm, positive forward (state)"),
-            Var::output("w_ds", real!(w[0])).unit("rad/s").describe("Drive sprocket speed").derivative_of("theta_ds"),
-            Var::output("w_sa", real!(w[1])).unit("rad/s").describe("Swing-arm speed (0 in the QSS model)").derivative_of("theta_sa"),
-            Var::output("w_rw", real!(w[2])).unit("rad/s").describe("Wheel speed relative to the swing arm").derivative_of("theta_rw"),
-            Var::output("a_ds", real!(a[0])).unit("rad/s2").describe("Drive sprocket acceleration").derivative_of("w_ds").depends_on(DYNAMIC),
-            Var::output("a_sa", real!(a[1])).unit("rad/s2").describe("Swing-arm acceleration").derivative_of("w_sa").depends_on(DYNAMIC),
-            Var::output("a_rw", real!(a[2])).unit("rad/s2").describe("Wheel acceleration relative to the swing arm").derivative_of("w_rw").depends_on(DYNAMIC),
-            Var::output("theta_wheel", real!(theta_wheel)).unit("rad").describe("Absolute wheel angle theta_sa + theta_rw"),
-            Var::output("w_wheel", real!(w_wheel)).unit("rad/s").describe("Absolute wheel speed w_sa + w_rw"),
-            Var::output("T_upper", real!(t_u)).unit("N").describe("Tension of the upper run (>= 0)").depends_on(DYNAMIC),
-            Var::output("T_lower", real!(t_l)).unit("N").describe("Tension of the lower run (>= 0)").depends_on(DYNAMIC),
-            Var::output("e_upper", real!(e_u)).unit("m").describe("Extension of the upper run (negative: slack)").depends_on(DYNAMIC),
-            Var::output("e_lower", real!(e_l)).unit("m").describe("Extension of the lower run (negative: slack)").depends_on(DYNAMIC),
-            Var::output("tau_chain_ds", real!(tau_chain_ds)).unit("N.m").describe("Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)").depends_on(DYNAMIC),
-            Var::output("tau_chain_rw", real!(tau_chain_rw)).unit("N.m").describe("Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)").depends_on(DYNAMIC),
-            Var::output("tau_chain_sa", real!(tau_chain_sa)).unit("N.m").describe("Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel").depends_on(DYNAMIC),
-            Var::output("chain_mode", integer!(mode)).describe("Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)"),
-            Var::output("energy_kinetic", real!(energy_kinetic)).unit("J").describe("Kinetic energy of sprocket, swing arm and wheel"),
-            Var::output("energy_gravity", real!(energy_gravity)).unit("J").describe("Potential energy in gravity, 0 at theta_sa_ref"),
-            Var::output("energy_suspension", real!(energy_suspension)).unit("J").describe("Potential energy of the suspension, 0 at theta_sa_ref"),
-            Var::output("energy_chain", real!(energy_chain)).unit("J").describe("Elastic energy of the chain (0 in the inextensible model)"),
-            Var::output("power_dissipated", real!(power_dissipated)).unit("W").describe("Power dissipated by friction, damping and the brake").derivative_of("energy_dissipated").depends_on(DYNAMIC),
-            Var::output("energy_dissipated", real!(energy_dissipated)).unit("J").describe("Energy dissipated since the start, impacts included (state)"),
-            Var::output("energy_impact", real!(energy_impact)).unit("J").describe("Energy lost in the impacts of the inextensible chain taking up its slack"),
-            Var::output("impact_count", integer!(impact_count)).describe("Impacts of the inextensible chain since the start"),
-            Var::calculated_parameter("I_sa", real!(i_sa)).unit("kg.m2").describe("Inertia of swing arm and wheel mass about the pivot, J_sa + m_sa d_sa^2 + m_rw l_sa^2"),
-            Var::calculated_parameter("G_sa", real!(g_sa)).unit("N.m").describe("Gravity moment amplitude g (m_sa d_sa + m_rw l_sa)"),
-            Var::calculated_parameter("L_upper_0", real!(l_u0)).unit("m").describe("Upper-run length at which it goes taut (lengths between material marks)"),
-            Var::calculated_parameter("L_lower_0", real!(l_l0)).unit("m").describe("Lower-run length at which it goes taut"),
-        ]
-    }
 
     fn stiff(&self) -> bool {
         self.chain_model == FULL && self.bike.chain_rate(self.q[1]) > STIFF_RATE
@@ -268,18 +290,6 @@ impl Model for ChainDrive {
             ));
         }
         Ok(())
-    }
-
-    fn get_states(&self, x: &mut [f64]) {
-        x[..3].copy_from_slice(&self.q);
-        x[3..6].copy_from_slice(&self.w);
-        x[6] = self.energy_dissipated;
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        self.q.copy_from_slice(&x[..3]);
-        self.w.copy_from_slice(&x[3..6]);
-        self.energy_dissipated = x[6];
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {

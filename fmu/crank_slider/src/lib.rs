@@ -3,7 +3,7 @@
 //! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
 
 use fmu_runtime::math::{cos, sin};
-use fmu_runtime::{export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Side, Var};
+use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables};
 
 /// Hysteresis of the dead-centre indicator sin(phi).
 const DEAD_CENTRE_HYSTERESIS: f64 = 1e-15;
@@ -73,59 +73,61 @@ pub mod geometry {
     }
 }
 
-#[derive(Debug, Clone)]
+/// A small single-cylinder engine: 50 mm crank, 160 mm rod, from rest at top dead centre.
+#[derive(Debug, Clone, Variables)]
 pub struct CrankSlider {
-    // parameters
+    #[parameter(start = 0.05, unit = "m", min = 0.0, describe = "Crank radius a (> 0)")]
     crank_radius: f64,
+    #[parameter(
+        start = 0.16,
+        unit = "m",
+        min = 0.0,
+        describe = "Connecting rod length l (> crank_radius)"
+    )]
     rod_length: f64,
+    #[parameter(
+        name = "J",
+        start = 0.02,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Inertia of crank and flywheel (> 0: the only inertia at the dead centres)"
+    )]
     j: f64,
+    #[parameter(start = 0.5, unit = "kg", min = 0.0, describe = "Piston mass")]
     m: f64,
+    #[parameter(unit = "rad", describe = "Initial crank angle (0: top dead centre)")]
     phi_start: f64,
+    #[parameter(unit = "rad/s", describe = "Initial crank speed")]
     w_start: f64,
-    // inputs
+    #[input(unit = "N.m", describe = "External torque on the crank")]
     tau: f64,
+    #[input(
+        unit = "N",
+        describe = "External force on the piston along s (positive pushes s up)"
+    )]
     f: f64,
-    // states
+    #[output(unit = "rad", depends_on = ["phi"], state, angle, from = phi_start, derivative = "w", describe = "Crank angle (state)")]
     phi: f64,
+    #[output(unit = "rad/s", depends_on = ["w"], state, from = w_start, derivative = "alpha", describe = "Crank speed (state)")]
     w: f64,
-    // discrete state: side of the last dead centre passed (sign of sin phi, 0 at one)
-    side: i32,
-    dead_centre_count: i32,
-    // outputs
+    #[output(unit = "rad/s2", depends_on = DYNAMIC, describe = "Crank acceleration")]
     alpha: f64,
+    #[output(unit = "m", depends_on = ["phi"], describe = "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")]
     s: f64,
+    #[output(unit = "m/s", depends_on = ["phi", "w"], describe = "Piston speed ds/dt")]
     v: f64,
+    #[output(unit = "m/s2", depends_on = DYNAMIC, describe = "Piston acceleration")]
     a_s: f64,
+    #[output(unit = "m/rad", depends_on = ["phi"], describe = "ds/dphi, the transmission ratio of the mechanism")]
     ds_dphi: f64,
+    #[output(unit = "m/rad2", depends_on = ["phi"], describe = "d2s/dphi2")]
     d2s_dphi2: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque the rod exerts on the crank")]
     tau_rod: f64,
-}
-
-impl Default for CrankSlider {
-    /// A small single-cylinder engine: 50 mm crank, 160 mm rod, from rest at top dead centre.
-    fn default() -> Self {
-        CrankSlider {
-            crank_radius: 0.05,
-            rod_length: 0.16,
-            j: 0.02,
-            m: 0.5,
-            phi_start: 0.0,
-            w_start: 0.0,
-            tau: 0.0,
-            f: 0.0,
-            phi: 0.0,
-            w: 0.0,
-            side: 0,
-            dead_centre_count: 0,
-            alpha: 0.0,
-            s: 0.0,
-            v: 0.0,
-            a_s: 0.0,
-            ds_dphi: 0.0,
-            d2s_dphi2: 0.0,
-            tau_rod: 0.0,
-        }
-    }
+    #[output(depends_on = ["phi"], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
+    dead_centre_count: i32,
+    #[local(describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
+    side: i32,
 }
 
 impl CrankSlider {
@@ -157,90 +159,8 @@ impl Model for CrankSlider {
     // A crank at speed turns up to half a radian per 1 ms step: steps limited by accuracy, where
     // Verner's 6(5) pair goes furthest for its evaluations (documentation.html, "Integration").
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0).with_tolerance(1e-6);
-    const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
-    const ANGLE_STATES: &'static [usize] = &[0];
     const SIXTH_ORDER_FROM: f64 = 1e-6;
-
-    fn variables() -> Vec<Var<Self>> {
-        vec![
-            Var::parameter("crank_radius", real!(crank_radius))
-                .unit("m")
-                .min(0.0)
-                .describe("Crank radius a (> 0)"),
-            Var::parameter("rod_length", real!(rod_length))
-                .unit("m")
-                .min(0.0)
-                .describe("Connecting rod length l (> crank_radius)"),
-            Var::parameter("J", real!(j))
-                .unit("kg.m2")
-                .min(0.0)
-                .describe(
-                    "Inertia of crank and flywheel (> 0: the only inertia at the dead centres)",
-                ),
-            Var::parameter("m", real!(m))
-                .unit("kg")
-                .min(0.0)
-                .describe("Piston mass"),
-            Var::parameter("phi_start", real!(phi_start))
-                .unit("rad")
-                .describe("Initial crank angle (0: top dead centre)"),
-            Var::parameter("w_start", real!(w_start))
-                .unit("rad/s")
-                .describe("Initial crank speed"),
-            Var::input("tau", real!(tau))
-                .unit("N.m")
-                .describe("External torque on the crank"),
-            Var::input("f", real!(f))
-                .unit("N")
-                .describe("External force on the piston along s (positive pushes s up)"),
-            Var::output("phi", real!(phi))
-                .unit("rad")
-                .describe("Crank angle (state)")
-                .depends_on(&["phi"]),
-            Var::output("w", real!(w))
-                .unit("rad/s")
-                .describe("Crank speed (state)")
-                .derivative_of("phi")
-                .depends_on(&["w"]),
-            Var::output("alpha", real!(alpha))
-                .unit("rad/s2")
-                .describe("Crank acceleration")
-                .derivative_of("w")
-                .depends_on(DYNAMIC),
-            Var::output("s", real!(s))
-                .unit("m")
-                .describe(
-                    "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)",
-                )
-                .depends_on(&["phi"]),
-            Var::output("v", real!(v))
-                .unit("m/s")
-                .describe("Piston speed ds/dt")
-                .depends_on(&["phi", "w"]),
-            Var::output("a_s", real!(a_s))
-                .unit("m/s2")
-                .describe("Piston acceleration")
-                .depends_on(DYNAMIC),
-            Var::output("ds_dphi", real!(ds_dphi))
-                .unit("m/rad")
-                .describe("ds/dphi, the transmission ratio of the mechanism")
-                .depends_on(&["phi"]),
-            Var::output("d2s_dphi2", real!(d2s_dphi2))
-                .unit("m/rad2")
-                .describe("d2s/dphi2")
-                .depends_on(&["phi"]),
-            Var::output("tau_rod", real!(tau_rod))
-                .unit("N.m")
-                .describe("Torque the rod exerts on the crank")
-                .depends_on(DYNAMIC),
-            Var::output("dead_centre_count", integer!(dead_centre_count))
-                .describe("Dead centres (phi = k pi) passed since the start, counted by events")
-                .depends_on(&["phi"]),
-            Var::local("side", integer!(side))
-                .describe("Sign of sin(phi) since the last dead centre passed (0: not yet left)"),
-        ]
-    }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
         let (a, l) = (self.crank_radius, self.rod_length);
@@ -266,19 +186,9 @@ impl Model for CrankSlider {
         if !(self.m.is_finite() && self.m >= 0.0) {
             return Err(Invalid::new("m", self.m, "must be >= 0"));
         }
-        self.phi = self.phi_start;
-        self.w = self.w_start;
         self.side = self.side_of();
         self.dead_centre_count = 0;
         Ok(())
-    }
-
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.phi, self.w]);
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        (self.phi, self.w) = (x[0], x[1]);
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {

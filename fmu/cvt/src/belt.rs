@@ -1,18 +1,50 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
 use fmu_runtime::math::{asin, cos};
+use fmu_runtime::Variables;
 use std::f64::consts::{FRAC_PI_2, PI};
 
-/// The CVT's geometry parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The CVT's geometry parameters; the start values are a scooter-sized CVT's: 250 mm centre
+/// distance, 80/120 mm working diameters.
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct Geometry {
-    /// Centre distance.
+    #[parameter(
+        name = "C",
+        start = 0.25,
+        unit = "m",
+        min = 0.0,
+        describe = "Centre distance of the pulleys"
+    )]
     pub c: f64,
+    #[parameter(
+        name = "D1_bar",
+        start = 0.08,
+        unit = "m",
+        min = 0.0,
+        describe = "Primary working diameter at s1 = s1_bar"
+    )]
     pub d1_bar: f64,
+    #[parameter(
+        name = "D2_bar",
+        start = 0.12,
+        unit = "m",
+        min = 0.0,
+        describe = "Secondary working diameter at s2 = s2_bar"
+    )]
     pub d2_bar: f64,
+    #[parameter(
+        unit = "m",
+        describe = "Primary sheave position of the reference configuration"
+    )]
     pub s1_bar: f64,
+    #[parameter(
+        unit = "m",
+        describe = "Secondary sheave position of the reference configuration"
+    )]
     pub s2_bar: f64,
+    #[parameter(start = 4.0, min = 0.0, describe = "dD1/ds1 (> 0)")]
     pub c1: f64,
+    #[parameter(start = 4.0, min = 0.0, describe = "dD2/ds2 (> 0)")]
     pub c2: f64,
 }
 

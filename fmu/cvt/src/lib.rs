@@ -6,113 +6,139 @@ mod belt;
 
 use belt::{Configuration, Geometry};
 use fmu_runtime::{
-    export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Side, Var, HYSTERESIS,
+    export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
 };
 
 pub const FREE: i32 = 0;
 pub const AT_LOWER: i32 = -1;
 pub const AT_UPPER: i32 = 1;
 
-#[derive(Debug, Clone)]
+/// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters.
+#[derive(Debug, Clone, Variables)]
 pub struct Cvt {
-    // parameters
+    #[variables]
     geometry: Geometry,
+    #[parameter(
+        name = "J1",
+        start = 0.01,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Primary shaft inertia"
+    )]
     j1: f64,
+    #[parameter(
+        name = "J2",
+        start = 0.02,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Secondary shaft inertia"
+    )]
     j2: f64,
+    #[parameter(
+        start = 0.5,
+        unit = "kg",
+        min = 0.0,
+        describe = "Mass of the movable primary sheave"
+    )]
     m1: f64,
+    #[parameter(
+        start = 0.8,
+        unit = "kg",
+        min = 0.0,
+        describe = "Mass of the movable secondary sheave"
+    )]
     m2: f64,
+    #[parameter(start = -0.006, unit = "m", describe = "Lower travel limit of the primary sheave")]
     s1_min: f64,
+    #[parameter(
+        start = 0.006,
+        unit = "m",
+        describe = "Upper travel limit of the primary sheave"
+    )]
     s1_max: f64,
+    #[parameter(start = -0.006, unit = "m", describe = "Lower travel limit of the secondary sheave")]
     s2_min: f64,
+    #[parameter(
+        start = 0.006,
+        unit = "m",
+        describe = "Upper travel limit of the secondary sheave"
+    )]
     s2_max: f64,
+    #[parameter(unit = "rad", describe = "Initial primary angle")]
     phi1_start: f64,
+    #[parameter(unit = "rad/s", describe = "Initial primary speed")]
     w1_start: f64,
+    #[parameter(unit = "rad", describe = "Initial secondary angle")]
     phi2_start: f64,
+    #[parameter(
+        unit = "m",
+        describe = "Initial secondary sheave position (s1 follows from the belt)"
+    )]
     s2_start: f64,
+    #[parameter(unit = "m/s", describe = "Initial secondary sheave speed")]
     v2_start: f64,
-    // calculated parameters
+    #[calculated_parameter(name = "L0", unit = "m", initial_depends_on = ["C", "D1_bar", "D2_bar"], describe = "Belt length, from D1_bar, D2_bar and C")]
     l0: f64,
+    #[calculated_parameter(
+        unit = "m",
+        describe = "Lowest s2 that keeps both sheaves within their limits"
+    )]
     s2_lo: f64,
+    #[calculated_parameter(
+        unit = "m",
+        describe = "Highest s2 that keeps both sheaves within their limits"
+    )]
     s2_hi: f64,
-    // inputs
+    #[input(unit = "N.m", describe = "External torque on the primary shaft")]
     tau_1: f64,
+    #[input(unit = "N.m", describe = "External torque on the secondary shaft")]
     tau_2: f64,
+    #[input(
+        name = "F_1",
+        unit = "N",
+        describe = "Axial actuator force on the primary sheave, along s1"
+    )]
     f_1: f64,
+    #[input(
+        name = "F_2",
+        unit = "N",
+        describe = "Axial actuator force on the secondary sheave, along s2"
+    )]
     f_2: f64,
-    // states
+    #[output(unit = "rad", depends_on = ["phi1"], state, angle, from = phi1_start, derivative = "w1", describe = "Primary angle (state)")]
     phi1: f64,
+    #[output(unit = "rad/s", depends_on = ["w1"], state, from = w1_start, derivative = "a1", describe = "Primary speed (state)")]
     w1: f64,
-    phi2: f64,
-    s2: f64,
-    v2: f64,
-    // changed at events only
-    energy_impact: f64,
-    sheave_mode: i32,
-    // outputs
-    s1: f64,
-    v1: f64,
-    w2: f64,
+    #[output(unit = "rad/s2", depends_on = ROTATION, describe = "Primary acceleration")]
     a1: f64,
+    #[output(unit = "rad", depends_on = ["phi2"], state, angle, from = phi2_start, derivative = "w2", describe = "Secondary angle (state)")]
+    phi2: f64,
+    #[output(unit = "rad/s", depends_on = ["w1", "s2"], describe = "Secondary speed, (D1/D2) w1")]
+    w2: f64,
+    #[output(unit = "m", depends_on = ["s2"], describe = "Primary sheave position, from the belt constraint")]
+    s1: f64,
+    #[output(unit = "m/s", depends_on = ["s2", "v2"], describe = "Primary sheave speed")]
+    v1: f64,
+    #[output(unit = "m", depends_on = ["s2"], state, from = s2_start, derivative = "v2", describe = "Secondary sheave position (state)")]
+    s2: f64,
+    #[output(unit = "m/s", depends_on = ["v2"], state, from = v2_start, derivative = "a2", describe = "Secondary sheave speed (state)")]
+    v2: f64,
+    #[output(unit = "m/s2", depends_on = SHEAVES, describe = "Secondary sheave acceleration")]
     a2: f64,
+    #[output(name = "D1", unit = "m", depends_on = ["s2"], describe = "Primary working diameter")]
     d1: f64,
+    #[output(name = "D2", unit = "m", depends_on = ["s2"], describe = "Secondary working diameter")]
     d2: f64,
+    #[output(depends_on = ["s2"], describe = "D2/D1 = w1/w2")]
     ratio: f64,
+    #[output(depends_on = ["s2"], describe = "ds1/ds2 along the belt constraint")]
     ds1_ds2: f64,
+    #[output(unit = "J", depends_on = ["s2", "v2"], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
+    energy_impact: f64,
+    #[support_torque(depends_on = ROTATION)]
     tau_support: f64,
-}
-
-impl Default for Cvt {
-    /// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters.
-    fn default() -> Self {
-        Cvt {
-            geometry: Geometry {
-                c: 0.25,
-                d1_bar: 0.08,
-                d2_bar: 0.12,
-                s1_bar: 0.0,
-                s2_bar: 0.0,
-                c1: 4.0,
-                c2: 4.0,
-            },
-            j1: 0.01,
-            j2: 0.02,
-            m1: 0.5,
-            m2: 0.8,
-            s1_min: -0.006,
-            s1_max: 0.006,
-            s2_min: -0.006,
-            s2_max: 0.006,
-            phi1_start: 0.0,
-            w1_start: 0.0,
-            phi2_start: 0.0,
-            s2_start: 0.0,
-            v2_start: 0.0,
-            l0: 0.0,
-            s2_lo: 0.0,
-            s2_hi: 0.0,
-            tau_1: 0.0,
-            tau_2: 0.0,
-            f_1: 0.0,
-            f_2: 0.0,
-            phi1: 0.0,
-            w1: 0.0,
-            phi2: 0.0,
-            s2: 0.0,
-            v2: 0.0,
-            energy_impact: 0.0,
-            sheave_mode: FREE,
-            s1: 0.0,
-            v1: 0.0,
-            w2: 0.0,
-            a1: 0.0,
-            a2: 0.0,
-            d1: 0.0,
-            d2: 0.0,
-            ratio: 0.0,
-            ds1_ds2: 0.0,
-            tau_support: 0.0,
-        }
-    }
+    #[output(start = FREE, depends_on = SHEAVES, describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
+    sheave_mode: i32,
 }
 
 /// Accelerations at one instant.
@@ -285,90 +311,7 @@ impl Model for Cvt {
         "Belt CVT: primary and secondary pulleys with movable sheaves tied by the belt length, travel stops";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
-    const STATES: usize = 5;
     const EVENT_INDICATORS: usize = 2;
-    const ANGLE_STATES: &'static [usize] = &[0, 2];
-
-    fn variables() -> Vec<Var<Self>> {
-        vec![
-            Var::parameter("C", real!(geometry.c)).unit("m").min(0.0).describe("Centre distance of the pulleys"),
-            Var::parameter("D1_bar", real!(geometry.d1_bar)).unit("m").min(0.0).describe("Primary working diameter at s1 = s1_bar"),
-            Var::parameter("D2_bar", real!(geometry.d2_bar)).unit("m").min(0.0).describe("Secondary working diameter at s2 = s2_bar"),
-            Var::parameter("s1_bar", real!(geometry.s1_bar)).unit("m").describe("Primary sheave position of the reference configuration"),
-            Var::parameter("s2_bar", real!(geometry.s2_bar)).unit("m").describe("Secondary sheave position of the reference configuration"),
-            Var::parameter("c1", real!(geometry.c1)).min(0.0).describe("dD1/ds1 (> 0)"),
-            Var::parameter("c2", real!(geometry.c2)).min(0.0).describe("dD2/ds2 (> 0)"),
-            Var::parameter("J1", real!(j1)).unit("kg.m2").min(0.0).describe("Primary shaft inertia"),
-            Var::parameter("J2", real!(j2)).unit("kg.m2").min(0.0).describe("Secondary shaft inertia"),
-            Var::parameter("m1", real!(m1)).unit("kg").min(0.0).describe("Mass of the movable primary sheave"),
-            Var::parameter("m2", real!(m2)).unit("kg").min(0.0).describe("Mass of the movable secondary sheave"),
-            Var::parameter("s1_min", real!(s1_min)).unit("m").describe("Lower travel limit of the primary sheave"),
-            Var::parameter("s1_max", real!(s1_max)).unit("m").describe("Upper travel limit of the primary sheave"),
-            Var::parameter("s2_min", real!(s2_min)).unit("m").describe("Lower travel limit of the secondary sheave"),
-            Var::parameter("s2_max", real!(s2_max)).unit("m").describe("Upper travel limit of the secondary sheave"),
-            Var::parameter("phi1_start", real!(phi1_start)).unit("rad").describe("Initial primary angle"),
-            Var::parameter("w1_start", real!(w1_start)).unit("rad/s").describe("Initial primary speed"),
-            Var::parameter("phi2_start", real!(phi2_start)).unit("rad").describe("Initial secondary angle"),
-            Var::parameter("s2_start", real!(s2_start)).unit("m").describe("Initial secondary sheave position (s1 follows from the belt)"),
-            Var::parameter("v2_start", real!(v2_start)).unit("m/s").describe("Initial secondary sheave speed"),
-            Var::calculated_parameter("L0", real!(l0))
-                .unit("m")
-                .describe("Belt length, from D1_bar, D2_bar and C")
-                .initial_depends_on(&["C", "D1_bar", "D2_bar"]),
-            Var::calculated_parameter("s2_lo", real!(s2_lo))
-                .unit("m")
-                .describe("Lowest s2 that keeps both sheaves within their limits"),
-            Var::calculated_parameter("s2_hi", real!(s2_hi))
-                .unit("m")
-                .describe("Highest s2 that keeps both sheaves within their limits"),
-            Var::input("tau_1", real!(tau_1)).unit("N.m").describe("External torque on the primary shaft"),
-            Var::input("tau_2", real!(tau_2)).unit("N.m").describe("External torque on the secondary shaft"),
-            Var::input("F_1", real!(f_1)).unit("N").describe("Axial actuator force on the primary sheave, along s1"),
-            Var::input("F_2", real!(f_2)).unit("N").describe("Axial actuator force on the secondary sheave, along s2"),
-            Var::output("phi1", real!(phi1)).unit("rad").describe("Primary angle (state)").depends_on(&["phi1"]),
-            Var::output("w1", real!(w1))
-                .unit("rad/s")
-                .describe("Primary speed (state)")
-                .derivative_of("phi1")
-                .depends_on(&["w1"]),
-            Var::output("a1", real!(a1))
-                .unit("rad/s2")
-                .describe("Primary acceleration")
-                .derivative_of("w1")
-                .depends_on(ROTATION),
-            Var::output("phi2", real!(phi2)).unit("rad").describe("Secondary angle (state)").depends_on(&["phi2"]),
-            Var::output("w2", real!(w2))
-                .unit("rad/s")
-                .describe("Secondary speed, (D1/D2) w1")
-                .derivative_of("phi2")
-                .depends_on(&["w1", "s2"]),
-            Var::output("s1", real!(s1)).unit("m").describe("Primary sheave position, from the belt constraint").depends_on(&["s2"]),
-            Var::output("v1", real!(v1)).unit("m/s").describe("Primary sheave speed").depends_on(&["s2", "v2"]),
-            Var::output("s2", real!(s2)).unit("m").describe("Secondary sheave position (state)").depends_on(&["s2"]),
-            Var::output("v2", real!(v2))
-                .unit("m/s")
-                .describe("Secondary sheave speed (state)")
-                .derivative_of("s2")
-                .depends_on(&["v2"]),
-            Var::output("a2", real!(a2))
-                .unit("m/s2")
-                .describe("Secondary sheave acceleration")
-                .derivative_of("v2")
-                .depends_on(SHEAVES),
-            Var::output("D1", real!(d1)).unit("m").describe("Primary working diameter").depends_on(&["s2"]),
-            Var::output("D2", real!(d2)).unit("m").describe("Secondary working diameter").depends_on(&["s2"]),
-            Var::output("ratio", real!(ratio)).describe("D2/D1 = w1/w2").depends_on(&["s2"]),
-            Var::output("ds1_ds2", real!(ds1_ds2)).describe("ds1/ds2 along the belt constraint").depends_on(&["s2"]),
-            Var::output("energy_impact", real!(energy_impact))
-                .unit("J")
-                .describe("Sheave kinetic energy lost in inelastic stops at the travel limits")
-                .depends_on(&["s2", "v2"]),
-            Var::support_torque(real!(tau_support)).depends_on(ROTATION),
-            Var::output("sheave_mode", integer!(sheave_mode))
-                .describe("0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")
-                .depends_on(SHEAVES),
-        ]
-    }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
         self.check_parameters()?;
@@ -390,11 +333,6 @@ impl Model for Cvt {
                 format!("must lie in the travel [{lo}, {hi}]"),
             ));
         }
-        self.phi1 = self.phi1_start;
-        self.w1 = self.w1_start;
-        self.phi2 = self.phi2_start;
-        self.s2 = self.s2_start;
-        self.v2 = self.v2_start;
         self.energy_impact = 0.0;
         self.sheave_mode = FREE;
         self.s1 = self
@@ -403,14 +341,6 @@ impl Model for Cvt {
             .expect("checked by effective_travel")
             .s1;
         Ok(())
-    }
-
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.phi1, self.w1, self.phi2, self.s2, self.v2]);
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        (self.phi1, self.w1, self.phi2, self.s2, self.v2) = (x[0], x[1], x[2], x[3], x[4]);
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {

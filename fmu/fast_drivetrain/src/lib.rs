@@ -7,60 +7,169 @@
 
 mod reduction;
 
-use fmu_runtime::{export_fmu, integer, real, Experiment, Invalid, Model, Var};
+use fmu_runtime::declare::Lens;
+use fmu_runtime::{export_fmu, real, Experiment, Invalid, Model, Var, Variables};
 use reduction::{GearSet, MassDistribution, Shaft};
 
 pub const MAX_SHAFTS: usize = 8;
 pub const MAX_GEARS: usize = 8;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Variables)]
 pub struct FastDrivetrain {
-    // parameters
-    n_shafts: i32,
-    n_gears: i32,
-    i_crank: i32,
-    i_sprocket: i32,
+    // A Real first: importers' checks read value reference 0 as one.
+    #[variables(with = shaft_variables)]
+    #[start(engine_shafts())]
     shaft: [Shaft; MAX_SHAFTS],
     /// rho[g][k]: speed of shaft k over the sprocket shaft's, relative to the casing, in gear g.
+    #[variables(with = ratio_variables)]
+    #[start(engine_ratios())]
     rho: [[f64; MAX_SHAFTS]; MAX_GEARS],
+    #[parameter(
+        name = "nShafts",
+        start = 4,
+        min = 1.0,
+        max = 8.0,
+        describe = "Number of shafts (1 to 8); entries of higher shafts are ignored"
+    )]
+    n_shafts: i32,
+    #[parameter(
+        name = "nGears",
+        start = 6,
+        min = 1.0,
+        max = 8.0,
+        describe = "Number of gears (1 to 8); ratios of higher gears are ignored"
+    )]
+    n_gears: i32,
+    #[parameter(
+        name = "iCrank",
+        start = 1,
+        min = 1.0,
+        max = 8.0,
+        describe = "Which shaft is the crankshaft (engine torque, engine speed)"
+    )]
+    i_crank: i32,
+    #[parameter(
+        name = "iSprocket",
+        start = 4,
+        min = 1.0,
+        max = 8.0,
+        describe = "Which shaft is the counter shaft carrying the drive sprocket (its ratio is 1 in every gear)"
+    )]
+    i_sprocket: i32,
+    #[parameter(
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous drag of the whole drivetrain referred to the sprocket shaft: torque -d_spin w_ds against the casing"
+    )]
     d_spin: f64,
+    #[parameter(
+        unit = "rad",
+        describe = "Initial sprocket shaft angle relative to the casing"
+    )]
     theta_ds_start: f64,
+    #[parameter(
+        unit = "rad/s",
+        describe = "Initial sprocket shaft speed relative to the casing"
+    )]
     w_ds_start: f64,
-    // calculated parameters
+    #[variables]
     mass: MassDistribution,
-    // the engaged gear's fast model (discrete outputs)
-    set: GearSet,
-    rho_eng: f64,
-    // inputs
+    #[input(
+        unit = "N.m",
+        describe = "Engine torque on the crankshaft about y, reacting on the casing"
+    )]
     tau_eng: f64,
+    #[input(
+        unit = "N.m",
+        describe = "External torque on the sprocket shaft about y (the chain's), reacting outside the drivetrain"
+    )]
     tau_ext: f64,
+    #[input(
+        name = "omega_x",
+        index = 0,
+        unit = "rad/s",
+        describe = "Casing angular velocity, x component in the casing frame"
+    )]
+    #[input(
+        name = "omega_y",
+        index = 1,
+        unit = "rad/s",
+        describe = "Casing angular velocity, y component (the shafts' axis)"
+    )]
+    #[input(
+        name = "omega_z",
+        index = 2,
+        unit = "rad/s",
+        describe = "Casing angular velocity, z component"
+    )]
     omega: [f64; 3],
+    #[input(
+        start = 1,
+        min = 1.0,
+        max = 8.0,
+        describe = "Selected gear, 1 to nGears: a change shifts at the next communication point"
+    )]
     gear: i32,
-    // states
+    #[output(unit = "rad", depends_on = ["theta_ds"], state, angle, from = theta_ds_start, derivative = "w_ds", describe = "Sprocket shaft angle relative to the casing (state)")]
     theta_ds: f64,
-    p: f64,
-    energy_damping: f64,
-    // changed at shifts only
-    gear_engaged: i32,
-    shift_from: i32,
-    shift_count: i32,
-    shift_time: f64,
-    shift_loss: f64,
-    shift_impulse: f64,
-    energy_shift: f64,
-    theta_a_offset: f64,
-    // outputs
+    #[output(unit = "rad/s", depends_on = SPIN, describe = "Sprocket shaft speed relative to the casing")]
     w_ds: f64,
-    w_eng: f64,
-    theta_a: f64,
-    w_a: f64,
-    theta_b: f64,
-    w_b: f64,
+    #[output(unit = "N.m.s", depends_on = ["p"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
+    p: f64,
+    #[output(name = "Q", unit = "N.m", depends_on = PITCH, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
     q: f64,
+    #[output(unit = "J", depends_on = ["energy_damping"], state, derivative = "P_damping", describe = "Energy dissipated by d_spin since the start (state)")]
+    energy_damping: f64,
+    #[output(unit = "rad/s", depends_on = SPIN, describe = "Engine speed: crankshaft relative to the casing")]
+    w_eng: f64,
+    #[output(unit = "rad", depends_on = ["theta_ds"], describe = "Disc A angle relative to the casing (continuous through shifts)")]
+    theta_a: f64,
+    #[output(unit = "rad/s", depends_on = SPIN, describe = "Disc A speed relative to the casing, rho_e w_ds")]
+    w_a: f64,
+    #[output(unit = "rad", depends_on = ["theta_ds"], describe = "Disc B angle relative to the casing, -theta_a")]
+    theta_b: f64,
+    #[output(unit = "rad/s", depends_on = SPIN, describe = "Disc B speed relative to the casing, -w_a")]
+    w_b: f64,
+    #[output(name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
+    #[output(name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
+    #[output(name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
     moment: [f64; 3],
+    #[output(name = "E_kin", unit = "J", depends_on = ENERGY, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
     e_kin: f64,
+    #[output(name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng"], describe = "Engine power, tau_eng w_eng")]
     p_eng: f64,
+    #[output(name = "P_damping", unit = "W", depends_on = SPIN, describe = "Power dissipated by d_spin, d_spin w_ds^2")]
     p_damping: f64,
+    #[variables]
+    set: GearSet,
+    #[output(start = 1, describe = "The gear whose ratios are engaged")]
+    gear_engaged: i32,
+    #[output(describe = "Number of gear shifts since the start")]
+    shift_count: i32,
+    #[output(
+        unit = "J",
+        discrete,
+        describe = "Energy dissipated by the last shift (>= 0)"
+    )]
+    shift_loss: f64,
+    #[output(
+        unit = "N.m.s",
+        discrete,
+        describe = "Angular impulse about y the drivetrain gave the casing at the last shift"
+    )]
+    shift_impulse: f64,
+    #[output(
+        unit = "J",
+        discrete,
+        describe = "Energy dissipated by all shifts since the start"
+    )]
+    energy_shift: f64,
+    #[local]
+    shift_from: i32,
+    #[local(start = f64::NAN)]
+    shift_time: f64,
+    #[local]
+    theta_a_offset: f64,
 }
 
 /// A 689 cc parallel twin with a balancer shaft and six gears: the ratios are the published
@@ -70,84 +179,49 @@ pub struct FastDrivetrain {
 const PRIMARY: f64 = 1.925;
 const GEARBOX: [f64; 6] = [2.846, 2.125, 1.632, 1.3, 1.091, 0.964];
 
-impl Default for FastDrivetrain {
-    fn default() -> Self {
-        let mut shaft = [Shaft::default(); MAX_SHAFTS];
-        shaft[0] = Shaft {
-            m: 8.0,
-            jxx: 0.06,
-            jyy: 0.009,
-            hx: 0.0,
-            hz: 0.0,
-        }; // crankshaft, flywheel, alternator rotor
-        shaft[1] = Shaft {
-            m: 1.8,
-            jxx: 0.012,
-            jyy: 0.0012,
-            hx: 0.08,
-            hz: 0.02,
-        }; // balancer
-        shaft[2] = Shaft {
-            m: 3.5,
-            jxx: 0.02,
-            jyy: 0.0045,
-            hx: -0.11,
-            hz: -0.06,
-        }; // main shaft, clutch
-        shaft[3] = Shaft {
-            m: 2.8,
-            jxx: 0.016,
-            jyy: 0.0012,
-            hx: -0.2,
-            hz: -0.02,
-        }; // counter shaft, sprocket
-        let mut rho = [[0.0; MAX_SHAFTS]; MAX_GEARS];
-        for (r, g) in rho.iter_mut().zip(GEARBOX) {
-            // One external mesh per stage: the main shaft turns against the counter shaft, the
-            // crank against the main shaft, the balancer against the crank.
-            *r = [PRIMARY * g, -PRIMARY * g, -g, 1.0, 0.0, 0.0, 0.0, 0.0];
-        }
-        FastDrivetrain {
-            n_shafts: 4,
-            n_gears: 6,
-            i_crank: 1,
-            i_sprocket: 4,
-            shaft,
-            rho,
-            d_spin: 0.0,
-            theta_ds_start: 0.0,
-            w_ds_start: 0.0,
-            mass: MassDistribution::default(),
-            set: GearSet::default(),
-            rho_eng: 0.0,
-            tau_eng: 0.0,
-            tau_ext: 0.0,
-            omega: [0.0; 3],
-            gear: 1,
-            theta_ds: 0.0,
-            p: 0.0,
-            energy_damping: 0.0,
-            gear_engaged: 1,
-            shift_from: 0,
-            shift_count: 0,
-            shift_time: f64::NAN,
-            shift_loss: 0.0,
-            shift_impulse: 0.0,
-            energy_shift: 0.0,
-            theta_a_offset: 0.0,
-            w_ds: 0.0,
-            w_eng: 0.0,
-            theta_a: 0.0,
-            w_a: 0.0,
-            theta_b: 0.0,
-            w_b: 0.0,
-            q: 0.0,
-            moment: [0.0; 3],
-            e_kin: 0.0,
-            p_eng: 0.0,
-            p_damping: 0.0,
-        }
+/// The shafts of that engine: crankshaft, balancer, main shaft, counter shaft.
+fn engine_shafts() -> [Shaft; MAX_SHAFTS] {
+    let mut shaft = [Shaft::default(); MAX_SHAFTS];
+    shaft[0] = Shaft {
+        m: 8.0,
+        jxx: 0.06,
+        jyy: 0.009,
+        hx: 0.0,
+        hz: 0.0,
+    }; // crankshaft, flywheel, alternator rotor
+    shaft[1] = Shaft {
+        m: 1.8,
+        jxx: 0.012,
+        jyy: 0.0012,
+        hx: 0.08,
+        hz: 0.02,
+    }; // balancer
+    shaft[2] = Shaft {
+        m: 3.5,
+        jxx: 0.02,
+        jyy: 0.0045,
+        hx: -0.11,
+        hz: -0.06,
+    }; // main shaft, clutch
+    shaft[3] = Shaft {
+        m: 2.8,
+        jxx: 0.016,
+        jyy: 0.0012,
+        hx: -0.2,
+        hz: -0.02,
+    }; // counter shaft, sprocket
+    shaft
+}
+
+/// The ratios of its six gears.
+fn engine_ratios() -> [[f64; MAX_SHAFTS]; MAX_GEARS] {
+    let mut rho = [[0.0; MAX_SHAFTS]; MAX_GEARS];
+    for (r, g) in rho.iter_mut().zip(GEARBOX) {
+        // One external mesh per stage: the main shaft turns against the counter shaft, the
+        // crank against the main shaft, the balancer against the crank.
+        *r = [PRIMARY * g, -PRIMARY * g, -g, 1.0, 0.0, 0.0, 0.0, 0.0];
     }
+    rho
 }
 
 /// `names!("m"; "1", "2")` = `["m[1]", "m[2]"]`.
@@ -199,6 +273,16 @@ macro_rules! gear_ratio_vars {
     )*};
 }
 
+/// The parameters of every shaft, shaft by shaft.
+fn shaft_variables<L: Lens<Inner = FastDrivetrain>>(v: &mut Vec<Var<L::Outer>>) {
+    shaft_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
+}
+
+/// The ratios of every gear, gear by gear.
+fn ratio_variables<L: Lens<Inner = FastDrivetrain>>(v: &mut Vec<Var<L::Outer>>) {
+    gear_ratio_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
+}
+
 const SPIN: &[&str] = &["p", "omega_y"];
 const PITCH: &[&str] = &["p", "omega_y", "tau_eng", "tau_ext"];
 const ENERGY: &[&str] = &["p", "omega_x", "omega_y", "omega_z"];
@@ -220,7 +304,7 @@ impl FastDrivetrain {
     /// Engages `gear`'s ratios (no state change: that is the shift's business).
     fn engage(&mut self, gear: i32) {
         self.set = self.gear_set(gear);
-        self.rho_eng = self.rho[(gear - 1) as usize][(self.i_crank - 1) as usize];
+        self.set.rho_eng = self.rho[(gear - 1) as usize][(self.i_crank - 1) as usize];
         self.gear_engaged = gear;
     }
 
@@ -231,7 +315,7 @@ impl FastDrivetrain {
 
     /// The generalized force on theta_ds at spin speed `w`.
     fn generalized_force(&self, w: f64) -> f64 {
-        self.rho_eng * self.tau_eng + self.tau_ext - self.d_spin * w
+        self.set.rho_eng * self.tau_eng + self.tau_ext - self.d_spin * w
     }
 
     // The indices name the variable in the refusal, not only the entry.
@@ -384,97 +468,20 @@ impl Model for FastDrivetrain {
         "Motorcycle internal drivetrain (up to 8 shafts, 8 gears) reduced to two counter-rotating discs: spin, gyroscopic and reaction moments on the casing, energy-consistent gear shifts";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
-    const STATES: usize = 3;
-    const ANGLE_STATES: &'static [usize] = &[0];
 
     // The shaft and ratio macros push one variable per index.
     #[allow(clippy::vec_init_then_push)]
-    fn variables() -> Vec<Var<Self>> {
-        // A Real first: importers' checks read value reference 0 as one.
-        let mut v = Vec::new();
-        shaft_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
-        gear_ratio_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
-        v.extend([
-            Var::parameter("nShafts", integer!(n_shafts)).min(1.0).max(8.0).describe("Number of shafts (1 to 8); entries of higher shafts are ignored"),
-            Var::parameter("nGears", integer!(n_gears)).min(1.0).max(8.0).describe("Number of gears (1 to 8); ratios of higher gears are ignored"),
-            Var::parameter("iCrank", integer!(i_crank)).min(1.0).max(8.0).describe("Which shaft is the crankshaft (engine torque, engine speed)"),
-            Var::parameter("iSprocket", integer!(i_sprocket)).min(1.0).max(8.0).describe("Which shaft is the counter shaft carrying the drive sprocket (its ratio is 1 in every gear)"),
-            Var::parameter("d_spin", real!(d_spin)).unit("N.m.s/rad").min(0.0).describe("Viscous drag of the whole drivetrain referred to the sprocket shaft: torque -d_spin w_ds against the casing"),
-            Var::parameter("theta_ds_start", real!(theta_ds_start)).unit("rad").describe("Initial sprocket shaft angle relative to the casing"),
-            Var::parameter("w_ds_start", real!(w_ds_start)).unit("rad/s").describe("Initial sprocket shaft speed relative to the casing"),
-            Var::calculated_parameter("alpha", real!(mass.alpha)).unit("kg.m2").describe("sum Jxx: transverse inertia of the spinning parts, gear-independent; Jxx_a + Jxx_b"),
-            Var::calculated_parameter("beta", real!(mass.beta)).unit("kg.m2").describe("sum Jyy: spin inertia of the shafts, gear-independent; Jyy_a + Jyy_b"),
-            Var::calculated_parameter("m_disc", real!(mass.m_disc)).unit("kg").describe("Mass of each disc, m_a = m_b = sum m / 2"),
-            Var::calculated_parameter("hx_disc", real!(mass.hx)).unit("m").describe("x of the discs' common centre (the shafts' centre of mass) in the casing frame"),
-            Var::calculated_parameter("hz_disc", real!(mass.hz)).unit("m").describe("z of the discs' common centre in the casing frame"),
-            Var::calculated_parameter("dJ_xx", real!(mass.dj_xx)).unit("kg.m2").describe("Casing inertia correction (the shaft masses about their centre), xx entry"),
-            Var::calculated_parameter("dJ_yy", real!(mass.dj_yy)).unit("kg.m2").describe("Casing inertia correction, yy entry"),
-            Var::calculated_parameter("dJ_zz", real!(mass.dj_zz)).unit("kg.m2").describe("Casing inertia correction, zz entry"),
-            Var::calculated_parameter("dJ_xz", real!(mass.dj_xz)).unit("kg.m2").describe("Casing inertia correction, xz = zx entry (xy, yz are zero)"),
-            Var::input("tau_eng", real!(tau_eng)).unit("N.m").describe("Engine torque on the crankshaft about y, reacting on the casing"),
-            Var::input("tau_ext", real!(tau_ext)).unit("N.m").describe("External torque on the sprocket shaft about y (the chain's), reacting outside the drivetrain"),
-            Var::input("omega_x", real!(omega[0])).unit("rad/s").describe("Casing angular velocity, x component in the casing frame"),
-            Var::input("omega_y", real!(omega[1])).unit("rad/s").describe("Casing angular velocity, y component (the shafts' axis)"),
-            Var::input("omega_z", real!(omega[2])).unit("rad/s").describe("Casing angular velocity, z component"),
-            Var::input("gear", integer!(gear)).min(1.0).max(8.0).describe("Selected gear, 1 to nGears: a change shifts at the next communication point"),
-            Var::output("theta_ds", real!(theta_ds)).unit("rad").describe("Sprocket shaft angle relative to the casing (state)").depends_on(&["theta_ds"]),
-            Var::output("w_ds", real!(w_ds)).unit("rad/s").describe("Sprocket shaft speed relative to the casing").derivative_of("theta_ds").depends_on(SPIN),
-            Var::output("p", real!(p)).unit("N.m.s").describe("Generalized momentum of the spin, gamma omega_y + delta w_ds (state)").depends_on(&["p"]),
-            Var::output("Q", real!(q)).unit("N.m").describe("Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds").derivative_of("p").depends_on(PITCH),
-            Var::output("energy_damping", real!(energy_damping)).unit("J").describe("Energy dissipated by d_spin since the start (state)").depends_on(&["energy_damping"]),
-            Var::output("w_eng", real!(w_eng)).unit("rad/s").describe("Engine speed: crankshaft relative to the casing").depends_on(SPIN),
-            Var::output("theta_a", real!(theta_a)).unit("rad").describe("Disc A angle relative to the casing (continuous through shifts)").depends_on(&["theta_ds"]),
-            Var::output("w_a", real!(w_a)).unit("rad/s").describe("Disc A speed relative to the casing, rho_e w_ds").depends_on(SPIN),
-            Var::output("theta_b", real!(theta_b)).unit("rad").describe("Disc B angle relative to the casing, -theta_a").depends_on(&["theta_ds"]),
-            Var::output("w_b", real!(w_b)).unit("rad/s").describe("Disc B speed relative to the casing, -w_a").depends_on(SPIN),
-            Var::output("M_x", real!(moment[0])).unit("N.m").describe("Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z").depends_on(&["p", "omega_z"]),
-            Var::output("M_y", real!(moment[1])).unit("N.m").describe("Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)").depends_on(PITCH),
-            Var::output("M_z", real!(moment[2])).unit("N.m").describe("Moment on the casing, z: -(gamma/delta) p omega_x").depends_on(&["p", "omega_x"]),
-            Var::output("E_kin", real!(e_kin)).unit("J").describe("Rotational kinetic energy of the shafts (spin and casing rotation)").depends_on(ENERGY),
-            Var::output("P_eng", real!(p_eng)).unit("W").describe("Engine power, tau_eng w_eng").depends_on(&["p", "omega_y", "tau_eng"]),
-            Var::output("P_damping", real!(p_damping)).unit("W").describe("Power dissipated by d_spin, d_spin w_ds^2").derivative_of("energy_damping").depends_on(SPIN),
-            Var::output("gamma", real!(set.gamma)).unit("kg.m2").discrete().describe("sum rho_k Jyy_k in the engaged gear"),
-            Var::output("delta", real!(set.delta)).unit("kg.m2").discrete().describe("sum rho_k^2 Jyy_k in the engaged gear: spin inertia at the sprocket shaft"),
-            Var::output("rho_e", real!(set.rho_e)).discrete().describe("Disc A speed over the sprocket shaft's, sqrt(delta/beta), engaged gear"),
-            Var::output("rho_eng", real!(rho_eng)).discrete().describe("Engine speed over the sprocket shaft's, engaged gear"),
-            Var::output("lambda", real!(set.lambda)).discrete().describe("Split of alpha between the discs, (1.72), engaged gear"),
-            Var::output("Jxx_a", real!(set.jxx_a)).unit("kg.m2").discrete().describe("Disc A transverse inertia (Jxx = Jzz), engaged gear"),
-            Var::output("Jxx_b", real!(set.jxx_b)).unit("kg.m2").discrete().describe("Disc B transverse inertia (Jxx = Jzz), engaged gear"),
-            Var::output("Jyy_a", real!(set.jyy_a)).unit("kg.m2").discrete().describe("Disc A spin inertia, engaged gear"),
-            Var::output("Jyy_b", real!(set.jyy_b)).unit("kg.m2").discrete().describe("Disc B spin inertia, engaged gear"),
-            Var::output("J_pitch", real!(set.j_pitch)).unit("kg.m2").discrete().describe("Pitch inertia the casing carries for the drivetrain with its spin free, beta - gamma^2/delta, engaged gear"),
-            Var::output("gear_engaged", integer!(gear_engaged)).describe("The gear whose ratios are engaged"),
-            Var::output("shift_count", integer!(shift_count)).describe("Number of gear shifts since the start"),
-            Var::output("shift_loss", real!(shift_loss)).unit("J").discrete().describe("Energy dissipated by the last shift (>= 0)"),
-            Var::output("shift_impulse", real!(shift_impulse)).unit("N.m.s").discrete().describe("Angular impulse about y the drivetrain gave the casing at the last shift"),
-            Var::output("energy_shift", real!(energy_shift)).unit("J").discrete().describe("Energy dissipated by all shifts since the start"),
-            Var::local("shift_from", integer!(shift_from)),
-            Var::local("shift_time", real!(shift_time)),
-            Var::local("theta_a_offset", real!(theta_a_offset)),
-        ]);
-        v
-    }
-
     fn initialize(&mut self) -> Result<(), Invalid> {
         self.mass = MassDistribution::of(&self.shaft[..self.n_shafts.clamp(1, 8) as usize]);
         self.check_parameters()?;
         self.check_gear()?;
         self.engage(self.gear);
-        self.theta_ds = self.theta_ds_start;
         self.p = self.set.gamma * self.omega[1] + self.set.delta * self.w_ds_start;
         self.energy_damping = 0.0;
         (self.shift_from, self.shift_count, self.shift_time) = (0, 0, f64::NAN);
         (self.shift_loss, self.shift_impulse, self.energy_shift) = (0.0, 0.0, 0.0);
         self.theta_a_offset = 0.0;
         Ok(())
-    }
-
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.theta_ds, self.p, self.energy_damping]);
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        (self.theta_ds, self.p, self.energy_damping) = (x[0], x[1], x[2]);
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
@@ -502,7 +509,7 @@ impl Model for FastDrivetrain {
                 self.shift_from,
                 self.gear_engaged,
                 self.p,
-                self.rho_eng * self.spin(),
+                self.set.rho_eng * self.spin(),
                 self.shift_loss,
                 self.shift_impulse
             )
@@ -513,7 +520,7 @@ impl Model for FastDrivetrain {
         let (set, [wx, wy, wz]) = (self.set, self.omega);
         let w = self.spin();
         self.w_ds = w;
-        self.w_eng = self.rho_eng * w;
+        self.w_eng = self.set.rho_eng * w;
         self.theta_a = set.rho_e * self.theta_ds + self.theta_a_offset;
         self.w_a = set.rho_e * w;
         self.theta_b = -self.theta_a;

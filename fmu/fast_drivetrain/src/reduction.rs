@@ -1,6 +1,8 @@
 //! The reduction of n parallel shafts to two coaxial counter-rotating discs (thesis ch. 1,
 //! corrected as in `documentation.html`): pure functions of the shaft set and a gear's ratios.
 
+use fmu_runtime::Variables;
+
 /// One shaft: a solid of revolution about the casing's y axis, its centre of mass at (hx, 0, hz).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Shaft {
@@ -14,22 +16,61 @@ pub struct Shaft {
 }
 
 /// What does not depend on the gear: the rigid inertia of the spinning parts and their masses.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct MassDistribution {
     /// sum Jxx_k
+    #[calculated_parameter(
+        unit = "kg.m2",
+        describe = "sum Jxx: transverse inertia of the spinning parts, gear-independent; Jxx_a + Jxx_b"
+    )]
     pub alpha: f64,
     /// sum Jyy_k
+    #[calculated_parameter(
+        unit = "kg.m2",
+        describe = "sum Jyy: spin inertia of the shafts, gear-independent; Jyy_a + Jyy_b"
+    )]
     pub beta: f64,
     /// m_a = m_b = sum m_k / 2
+    #[calculated_parameter(unit = "kg", describe = "Mass of each disc, m_a = m_b = sum m / 2")]
     pub m_disc: f64,
     /// The discs' common position: the shafts' centre of mass.
+    #[calculated_parameter(
+        name = "hx_disc",
+        unit = "m",
+        describe = "x of the discs' common centre (the shafts' centre of mass) in the casing frame"
+    )]
     pub hx: f64,
+    #[calculated_parameter(
+        name = "hz_disc",
+        unit = "m",
+        describe = "z of the discs' common centre in the casing frame"
+    )]
     pub hz: f64,
     /// The inertia of the shaft point masses about their common centre of mass, which the
     /// casing gains in the fast model: dJ = sum m_k (|d_k|^2 I - d_k d_k^T), d_k = h_k - h~.
+    #[calculated_parameter(
+        name = "dJ_xx",
+        unit = "kg.m2",
+        describe = "Casing inertia correction (the shaft masses about their centre), xx entry"
+    )]
     pub dj_xx: f64,
+    #[calculated_parameter(
+        name = "dJ_yy",
+        unit = "kg.m2",
+        describe = "Casing inertia correction, yy entry"
+    )]
     pub dj_yy: f64,
+    #[calculated_parameter(
+        name = "dJ_zz",
+        unit = "kg.m2",
+        describe = "Casing inertia correction, zz entry"
+    )]
     pub dj_zz: f64,
+    #[calculated_parameter(
+        name = "dJ_xz",
+        unit = "kg.m2",
+        describe = "Casing inertia correction, xz = zx entry (xy, yz are zero)"
+    )]
     pub dj_xz: f64,
 }
 
@@ -68,25 +109,80 @@ impl MassDistribution {
 }
 
 /// The fast model of one gear.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct GearSet {
     /// sum rho_k Jyy_k: couples the casing's pitch rate to the spin.
+    #[output(
+        unit = "kg.m2",
+        discrete,
+        describe = "sum rho_k Jyy_k in the engaged gear"
+    )]
     pub gamma: f64,
     /// sum rho_k^2 Jyy_k: the spin inertia referred to the sprocket shaft.
+    #[output(
+        unit = "kg.m2",
+        discrete,
+        describe = "sum rho_k^2 Jyy_k in the engaged gear: spin inertia at the sprocket shaft"
+    )]
     pub delta: f64,
+    /// Disc A's speed over the sprocket shaft's, sqrt(delta/beta).
+    #[output(
+        discrete,
+        describe = "Disc A speed over the sprocket shaft's, sqrt(delta/beta), engaged gear"
+    )]
+    pub rho_e: f64,
+    /// The engine's speed over the sprocket shaft's: the crankshaft's ratio, which the model
+    /// that engages the gear sets (it knows which shaft is the crankshaft).
+    #[output(
+        discrete,
+        describe = "Engine speed over the sprocket shaft's, engaged gear"
+    )]
+    pub rho_eng: f64,
+    /// The split of alpha between the discs, (1.72): gamma/(2 alpha rho_e).
+    #[output(
+        discrete,
+        describe = "Split of alpha between the discs, (1.72), engaged gear"
+    )]
+    pub lambda: f64,
+    #[output(
+        name = "Jxx_a",
+        unit = "kg.m2",
+        discrete,
+        describe = "Disc A transverse inertia (Jxx = Jzz), engaged gear"
+    )]
+    pub jxx_a: f64,
+    #[output(
+        name = "Jxx_b",
+        unit = "kg.m2",
+        discrete,
+        describe = "Disc B transverse inertia (Jxx = Jzz), engaged gear"
+    )]
+    pub jxx_b: f64,
+    #[output(
+        name = "Jyy_a",
+        unit = "kg.m2",
+        discrete,
+        describe = "Disc A spin inertia, engaged gear"
+    )]
+    pub jyy_a: f64,
+    #[output(
+        name = "Jyy_b",
+        unit = "kg.m2",
+        discrete,
+        describe = "Disc B spin inertia, engaged gear"
+    )]
+    pub jyy_b: f64,
+    /// The pitch inertia the casing carries with the spin free: beta - gamma^2/delta.
+    #[output(
+        name = "J_pitch",
+        unit = "kg.m2",
+        discrete,
+        describe = "Pitch inertia the casing carries for the drivetrain with its spin free, beta - gamma^2/delta, engaged gear"
+    )]
+    pub j_pitch: f64,
     /// beta delta - gamma^2 = 1/2 sum_ij Jyy_i Jyy_j (rho_i - rho_j)^2 >= 0, summed in that
     /// form so that it has no cancellation.
     pub spread: f64,
-    /// Disc A's speed over the sprocket shaft's, sqrt(delta/beta).
-    pub rho_e: f64,
-    pub jyy_a: f64,
-    pub jyy_b: f64,
-    /// The split of alpha between the discs, (1.72): gamma/(2 alpha rho_e).
-    pub lambda: f64,
-    pub jxx_a: f64,
-    pub jxx_b: f64,
-    /// The pitch inertia the casing carries with the spin free: beta - gamma^2/delta.
-    pub j_pitch: f64,
 }
 
 impl GearSet {
@@ -113,6 +209,7 @@ impl GearSet {
             delta,
             spread,
             rho_e,
+            rho_eng: 0.0,
             jyy_a: 0.5 * (beta + gamma / rho_e),
             jyy_b: 0.5 * (beta - gamma / rho_e),
             lambda,

@@ -6,10 +6,12 @@
 
 mod losses;
 
+use fmu_runtime::declare::Lens;
 use fmu_runtime::{
-    export_fmu, integer, real, Access, Experiment, Indicators, Invalid, Model, Side, Var,
+    export_fmu, real, Access, Experiment, Indicators, Invalid, Model, Side, Var, Variables,
     HYSTERESIS,
 };
+use gear_interface::GearInterface;
 use losses::{interpolate, rolling_torque, segment_of, Losses, COLUMNS, MAX_ROWS};
 
 pub const FREE: i32 = 2;
@@ -17,67 +19,47 @@ pub const FORWARD: i32 = 1;
 pub const STUCK: i32 = 0;
 pub const BACKWARD: i32 = -1;
 
-#[derive(Debug, Clone)]
+const DYNAMIC: &[&str] = &["w_b", "tau_a", "tau_b"];
+
+/// The start values are the LossyGearDemo3 case of the seed: it made the classic model fail at
+/// t = 0.5 s.
+#[derive(Debug, Clone, Variables)]
 pub struct LossyGear {
-    // parameters
-    ratio: f64,
-    j_a: f64,
-    j_b: f64,
-    phi_b_start: f64,
-    w_b_start: f64,
+    #[variables(depends_on(a_a, a_b) = DYNAMIC)]
+    #[start(GearInterface::with_parameters(1.0, 0.001, 0.001, 0.0, 10.0))]
+    gear: GearInterface,
+    #[parameter(name = "nLossRows", start = 1, min = 1.0, max = MAX_ROWS as f64,
+                describe = "Number of rows of lossTable in use (1..10); later rows are ignored")]
     n_rows: i32,
+    #[variables(with = table_variables)]
+    #[start(demo_table())]
     loss_table: [[f64; COLUMNS]; MAX_ROWS],
-    // inputs
-    tau_a: f64,
-    tau_b: f64,
-    // continuous states
-    phi_b: f64,
-    w_b: f64,
-    energy_loss: f64,
-    // discrete states
-    mode: i32,
-    segment: i32,
-    // outputs
-    phi_a: f64,
-    w_a: f64,
-    a_a: f64,
-    a_b: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC,
+             describe = "Torque the gear exerts on the a-side inertia through flange a; the constraint torque while stuck")]
     tau_mesh: f64,
+    #[output(unit = "N.m", depends_on = DYNAMIC,
+             describe = "Loss torque referred to flange a (tauLoss); while stuck, the torque the friction holds")]
     tau_loss: f64,
+    #[output(unit = "W", depends_on = DYNAMIC,
+             describe = "Power dissipated by mesh and bearing losses, tau_loss*w_a (>= 0)")]
     power_loss: f64,
+    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss",
+             describe = "Energy dissipated since the start: the integral of power_loss (state)")]
+    energy_loss: f64,
+    #[output(start = STUCK, depends_on = DYNAMIC,
+             describe = "2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")]
+    mode: i32,
+    #[support_torque(depends_on = DYNAMIC)]
     tau_support: f64,
+    #[local(describe = "Loss-table interval that holds |w_a| (0-based); changes are events")]
+    segment: i32,
 }
 
-impl Default for LossyGear {
-    /// The LossyGearDemo3 case of the seed: it made the classic model fail at t = 0.5 s.
-    fn default() -> Self {
-        let mut loss_table = [[0.0; COLUMNS]; MAX_ROWS];
-        loss_table[0] = [0.0, 0.25, 0.25, 0.625, 2.5];
-        LossyGear {
-            ratio: 1.0,
-            j_a: 0.001,
-            j_b: 0.001,
-            phi_b_start: 0.0,
-            w_b_start: 10.0,
-            n_rows: 1,
-            loss_table,
-            tau_a: 0.0,
-            tau_b: 0.0,
-            phi_b: 0.0,
-            w_b: 0.0,
-            energy_loss: 0.0,
-            mode: STUCK,
-            segment: 0,
-            phi_a: 0.0,
-            w_a: 0.0,
-            a_a: 0.0,
-            a_b: 0.0,
-            tau_mesh: 0.0,
-            tau_loss: 0.0,
-            power_loss: 0.0,
-            tau_support: 0.0,
-        }
-    }
+/// The seed's loss table: the single row `[0, 0.25, 0.25, 0.625, 2.5]`.
+fn demo_table() -> [[f64; COLUMNS]; MAX_ROWS] {
+    let mut table = [[0.0; COLUMNS]; MAX_ROWS];
+    table[0] = [0.0, 0.25, 0.25, 0.625, 2.5];
+    table
 }
 
 /// The mechanical state of the gear at one instant.
@@ -103,16 +85,16 @@ impl LossyGear {
     }
 
     fn w_a_of(&self) -> f64 {
-        self.ratio * self.w_b
+        self.gear.ratio * self.gear.w_b
     }
 
     fn j_reflected(&self) -> f64 {
-        self.j_b + self.ratio * self.ratio * self.j_a
+        self.gear.j_b + self.gear.ratio * self.gear.ratio * self.gear.j_a
     }
 
     /// `sa`: the loss torque that keeps the gear at rest (tau_a + tau_b/ratio).
     fn stuck_loss(&self) -> f64 {
-        self.tau_a + self.tau_b / self.ratio
+        self.gear.tau_a + self.gear.tau_b / self.gear.ratio
     }
 
     /// The friction band at rest, with the zero-speed losses and the flange torque of a stuck
@@ -121,8 +103,8 @@ impl LossyGear {
         let l0 = interpolate(self.table(), segment_of(self.table(), 0.0), 0.0);
         let margin = 1e-12 * (1.0 + self.stuck_loss().abs());
         (
-            l0.loss(self.tau_a, -1.0) - margin,
-            l0.loss(self.tau_a, 1.0) + margin,
+            l0.loss(self.gear.tau_a, -1.0) - margin,
+            l0.loss(self.gear.tau_a, 1.0) + margin,
         )
     }
 
@@ -131,7 +113,7 @@ impl LossyGear {
         let w_a = self.w_a_of();
         let (t, loss) = match mode {
             STUCK => {
-                let t = self.tau_a;
+                let t = self.gear.tau_a;
                 return Motion {
                     t,
                     loss: self.stuck_loss(),
@@ -142,22 +124,29 @@ impl LossyGear {
             FREE => rolling_torque(
                 &Losses::IDEAL,
                 1.0,
-                self.ratio,
-                self.j_a,
-                self.j_b,
-                self.tau_a,
-                self.tau_b,
+                self.gear.ratio,
+                self.gear.j_a,
+                self.gear.j_b,
+                self.gear.tau_a,
+                self.gear.tau_b,
             ),
             _ => {
                 let losses = interpolate(self.table(), self.segment as usize, w_a.abs());
                 let dir = if mode == FORWARD { 1.0 } else { -1.0 };
                 rolling_torque(
-                    &losses, dir, self.ratio, self.j_a, self.j_b, self.tau_a, self.tau_b,
+                    &losses,
+                    dir,
+                    self.gear.ratio,
+                    self.gear.j_a,
+                    self.gear.j_b,
+                    self.gear.tau_a,
+                    self.gear.tau_b,
                 )
             }
         };
         // Both Newton equations summed, so J_a = 0 or J_b = 0 needs no special case.
-        let a_b = (self.tau_b + self.ratio * (self.tau_a - loss)) / self.j_reflected();
+        let a_b =
+            (self.gear.tau_b + self.gear.ratio * (self.gear.tau_a - loss)) / self.j_reflected();
         Motion {
             t,
             loss,
@@ -168,25 +157,22 @@ impl LossyGear {
 }
 
 /// Access to table cell (I, J), 0-based.
-fn cell<const I: usize, const J: usize>() -> Access<LossyGear> {
-    Access::Real {
-        get: |m| m.loss_table[I][J],
-        set: |m, v| m.loss_table[I][J] = v,
-    }
+fn cell<L: Lens<Inner = LossyGear>, const I: usize, const J: usize>() -> Access<L::Outer> {
+    real!(loss_table[I][J])
 }
 
-fn row<const I: usize>() -> [Access<LossyGear>; COLUMNS] {
+fn row<L: Lens<Inner = LossyGear>, const I: usize>() -> [Access<L::Outer>; COLUMNS] {
     [
-        cell::<I, 0>(),
-        cell::<I, 1>(),
-        cell::<I, 2>(),
-        cell::<I, 3>(),
-        cell::<I, 4>(),
+        cell::<L, I, 0>(),
+        cell::<L, I, 1>(),
+        cell::<L, I, 2>(),
+        cell::<L, I, 3>(),
+        cell::<L, I, 4>(),
     ]
 }
 
 /// The 50 parameters `lossTable[i,j]`: unit, range and meaning per column.
-fn table_variables() -> Vec<Var<LossyGear>> {
+fn table_variables<L: Lens<Inner = LossyGear>>(vars: &mut Vec<Var<L::Outer>>) {
     let columns: [(Option<&'static str>, f64, Option<f64>, &'static str); COLUMNS] = [
         (
             Some("rad/s"),
@@ -220,18 +206,17 @@ fn table_variables() -> Vec<Var<LossyGear>> {
         ),
     ];
     let rows = [
-        row::<0>(),
-        row::<1>(),
-        row::<2>(),
-        row::<3>(),
-        row::<4>(),
-        row::<5>(),
-        row::<6>(),
-        row::<7>(),
-        row::<8>(),
-        row::<9>(),
+        row::<L, 0>(),
+        row::<L, 1>(),
+        row::<L, 2>(),
+        row::<L, 3>(),
+        row::<L, 4>(),
+        row::<L, 5>(),
+        row::<L, 6>(),
+        row::<L, 7>(),
+        row::<L, 8>(),
+        row::<L, 9>(),
     ];
-    let mut vars = Vec::new();
     for (i, accesses) in rows.into_iter().enumerate() {
         for (j, access) in accesses.into_iter().enumerate() {
             let (unit, min, max, description) = columns[j];
@@ -243,10 +228,7 @@ fn table_variables() -> Vec<Var<LossyGear>> {
             vars.push(v);
         }
     }
-    vars
 }
-
-const DYNAMIC: &[&str] = &["w_b", "tau_a", "tau_b"];
 
 impl Model for LossyGear {
     const NAME: &'static str = "LossyGear";
@@ -254,49 +236,10 @@ impl Model for LossyGear {
         "Gear with mesh efficiency and bearing friction (Stuck/Forward/Backward), carrying the inertias of both flanges";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-    const STATES: usize = 3;
     const EVENT_INDICATORS: usize = 4;
-    const ANGLE_STATES: &'static [usize] = &[0];
-
-    fn variables() -> Vec<Var<Self>> {
-        let mut vars = gear_interface::gear_interface!(DYNAMIC, None);
-        vars.push(
-            Var::parameter("nLossRows", integer!(n_rows))
-                .min(1.0)
-                .max(MAX_ROWS as f64)
-                .describe("Number of rows of lossTable in use (1..10); later rows are ignored"),
-        );
-        vars.extend(table_variables());
-        vars.extend([
-            Var::output("tau_mesh", real!(tau_mesh))
-                .unit("N.m")
-                .describe("Torque the gear exerts on the a-side inertia through flange a; the constraint torque while stuck")
-                .depends_on(DYNAMIC),
-            Var::output("tau_loss", real!(tau_loss))
-                .unit("N.m")
-                .describe("Loss torque referred to flange a (tauLoss); while stuck, the torque the friction holds")
-                .depends_on(DYNAMIC),
-            Var::output("power_loss", real!(power_loss))
-                .unit("W")
-                .describe("Power dissipated by mesh and bearing losses, tau_loss*w_a (>= 0)")
-                .derivative_of("energy_loss")
-                .depends_on(DYNAMIC),
-            Var::output("energy_loss", real!(energy_loss))
-                .unit("J")
-                .describe("Energy dissipated since the start: the integral of power_loss (state)")
-                .depends_on(&["energy_loss"]),
-            Var::output("mode", integer!(mode))
-                .describe("2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")
-                .depends_on(DYNAMIC),
-            Var::support_torque(real!(tau_support)).depends_on(DYNAMIC),
-            Var::local("segment", integer!(segment))
-                .describe("Loss-table interval that holds |w_a| (0-based); changes are events"),
-        ]);
-        vars
-    }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
-        gear_interface::reflected_inertia(self.ratio, self.j_a, self.j_b)?;
+        self.gear.reflected_inertia()?;
         if !(1..=MAX_ROWS as i32).contains(&self.n_rows) {
             return Err(Invalid::new(
                 "nLossRows",
@@ -311,8 +254,6 @@ impl Model for LossyGear {
                 reason,
             ));
         }
-        self.phi_b = self.phi_b_start;
-        self.w_b = self.w_b_start;
         self.energy_loss = 0.0;
         let w_a = self.w_a_of();
         self.segment = segment_of(self.table(), w_a.abs()) as i32;
@@ -330,17 +271,9 @@ impl Model for LossyGear {
         Ok(())
     }
 
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.phi_b, self.w_b, self.energy_loss]);
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        (self.phi_b, self.w_b, self.energy_loss) = (x[0], x[1], x[2]);
-    }
-
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let m = self.motion(self.mode);
-        dx.copy_from_slice(&[self.w_b, m.a_b, m.power_loss]);
+        dx.copy_from_slice(&[self.gear.w_b, m.a_b, m.power_loss]);
     }
 
     /// Rolling: the speed w_a (on the side of the direction) and the loss table's breakpoints
@@ -383,9 +316,10 @@ impl Model for LossyGear {
                 // Rolling ends where the speed reaches zero; the gear comes to rest at exactly
                 // zero speed. At zero speed it keeps rolling only if it accelerates onward.
                 let reversed = w_a * dir < 0.0;
-                let stops_here = w_a == 0.0 && self.motion(self.mode).a_b * self.ratio * dir <= 0.0;
+                let stops_here =
+                    w_a == 0.0 && self.motion(self.mode).a_b * self.gear.ratio * dir <= 0.0;
                 if reversed || stops_here {
-                    self.w_b = 0.0;
+                    self.gear.w_b = 0.0;
                     self.mode = STUCK;
                     self.segment = segment_of(self.table(), 0.0) as i32;
                     return Ok(true);
@@ -393,7 +327,7 @@ impl Model for LossyGear {
                 // A breakpoint reached exactly counts as crossed in the direction |w_a| is
                 // heading (see Model::event_update); beyond it counts either way.
                 let (s, table, speed) = (self.segment as usize, self.table(), w_a.abs());
-                let rising = w_a * self.ratio * self.motion(self.mode).a_b > 0.0;
+                let rising = w_a * self.gear.ratio * self.motion(self.mode).a_b > 0.0;
                 let below = s > 0 && (speed < table[s][0] || (speed == table[s][0] && !rising));
                 let above = s + 2 < table.len()
                     && (speed > table[s + 1][0] || (speed == table[s + 1][0] && rising));
@@ -432,16 +366,16 @@ impl Model for LossyGear {
 
     fn update_outputs(&mut self, _t: f64) {
         let m = self.motion(self.mode);
-        self.w_a = self.w_a_of();
-        self.phi_a = self.ratio * self.phi_b;
-        self.a_b = m.a_b;
-        self.a_a = self.ratio * m.a_b;
+        self.gear.w_a = self.w_a_of();
+        self.gear.phi_a = self.gear.ratio * self.gear.phi_b;
+        self.gear.a_b = m.a_b;
+        self.gear.a_a = self.gear.ratio * m.a_b;
         self.tau_mesh = -m.t;
         self.tau_loss = m.loss;
         self.power_loss = m.power_loss;
         // The inner gear's cut torques: t at flange a, -ratio (t - loss) at flange b; the
         // support takes the rest (stuck: -(tau_a + tau_b)).
-        self.tau_support = (self.ratio - 1.0) * m.t - self.ratio * m.loss;
+        self.tau_support = (self.gear.ratio - 1.0) * m.t - self.gear.ratio * m.loss;
     }
 }
 

@@ -3,13 +3,19 @@
 //! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
 //! [`export_fmu!`]; everything FMI lives here.
 
+extern crate self as fmu_runtime;
+
+pub mod declare;
 pub mod math;
 pub mod model;
 pub mod ode;
 pub mod variables;
 
+pub use declare::Variables;
 /// The FMI C types and function list, for the exports `export_fmu!` writes in a component.
 pub use fmi_abi;
+/// `#[derive(Variables)]`: see the `fmu-declare` crate.
+pub use fmu_declare::Variables;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 pub mod describe;

@@ -1,6 +1,6 @@
 //! What a component crate provides: its physics and its variable table.
 
-use crate::variables::Var;
+use crate::declare::Variables;
 use std::fmt;
 
 /// A rejected parameter or input: which variable, which value, and why.
@@ -124,7 +124,7 @@ impl Experiment {
 /// All model state lives in fields that are declared in [`Model::variables`] (as `local` where
 /// users need not see them): the FMU state is serialized from that table, so a field that is not
 /// declared would not survive a rollback.
-pub trait Model: Default + Clone + Send + 'static {
+pub trait Model: Variables + Clone + Send + 'static {
     /// The model identifier: names the `.fmu`, the binary and `modelName`.
     const NAME: &'static str;
     /// One line for `modelDescription.xml`.
@@ -133,23 +133,14 @@ pub trait Model: Default + Clone + Send + 'static {
     /// variable table when it writes `documentation/index.html`.
     const DOCUMENTATION: &'static str;
     const DEFAULT_EXPERIMENT: Experiment;
-    /// Number of continuous states.
-    const STATES: usize;
     /// Number of event indicators; the runtime locates their zero crossings inside a step.
     const EVENT_INDICATORS: usize = 0;
-    /// Indices of the states that are shaft angles: they grow without bound and only their
-    /// increments matter, so the integrator controls their error relative to the distance
-    /// travelled rather than to their value.
-    const ANGLE_STATES: &'static [usize] = &[];
     /// The relative tolerance from which down (to [`crate::ode::methods::HIGH_ORDER_FROM`], where
     /// DOP853 takes over) the runtime integrates with Verner's 6(5) pair instead of Tsitouras'
     /// 5(4): eight evaluations a step against six, repaid where the steps are limited by
     /// accuracy rather than by the communication step (a crank turning half a radian per
     /// step, say). 0, the default: never.
     const SIXTH_ORDER_FROM: f64 = 0.0;
-
-    /// The variable table; the value reference of a variable is its position in it.
-    fn variables() -> Vec<Var<Self>>;
 
     /// Whether the equations are stiff with the current parameters and inputs. The runtime then
     /// integrates with diffsol's BDF (variable order, Newton with a finite-difference Jacobian)
@@ -162,9 +153,6 @@ pub trait Model: Default + Clone + Send + 'static {
     /// Checks the parameters and sets the states from their start values.
     /// Called by `fmi2ExitInitializationMode`.
     fn initialize(&mut self) -> Result<(), Invalid>;
-
-    fn get_states(&self, x: &mut [f64]);
-    fn set_states(&mut self, x: &[f64]);
 
     /// State derivatives from the states and inputs in `self`, at time `t`.
     fn derivatives(&self, t: f64, dx: &mut [f64]);

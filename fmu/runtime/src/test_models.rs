@@ -1,7 +1,6 @@
 //! Small models with known solutions, for the runtime's own unit tests.
 
 use crate::model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
-use crate::variables::Var;
 
 /// A ball dropped from h0 that bounces with restitution e: state events with exact times.
 #[derive(Default, Clone)]
@@ -14,24 +13,16 @@ pub struct Ball {
 pub const G: f64 = 9.81;
 pub const E: f64 = 0.5;
 
+crate::test_states!(Ball; h, v);
+
 impl Model for Ball {
     const NAME: &'static str = "Ball";
     const DESCRIPTION: &'static str = "";
     const DOCUMENTATION: &'static str = "";
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-    const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
-    fn variables() -> Vec<Var<Self>> {
-        vec![]
-    }
     fn initialize(&mut self) -> Result<(), Invalid> {
         Ok(())
-    }
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.h, self.v]);
-    }
-    fn set_states(&mut self, x: &[f64]) {
-        (self.h, self.v) = (x[0], x[1]);
     }
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         dx.copy_from_slice(&[self.v, -G]);
@@ -50,4 +41,29 @@ impl Model for Ball {
         Ok(false)
     }
     fn update_outputs(&mut self, _t: f64) {}
+}
+
+/// `test_states!(Ball; h, v)`: a test model with no variable table whose states are the fields
+/// listed, in that order.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! test_states {
+    ($model:ty; $($field:ident),*) => {
+        impl $crate::declare::Variables for $model {
+            const STATES: usize = <[&str]>::len(&[$(stringify!($field)),*]);
+            const ANGLES: u64 = 0;
+            fn declare<L: $crate::declare::Lens<Inner = Self>>(_: &mut Vec<$crate::Var<L::Outer>>) {}
+            #[allow(unused_assignments, unused_mut, unused_variables)]
+            fn get_states(&self, x: &mut [f64]) {
+                let mut i = 0;
+                $(x[i] = self.$field; i += 1;)*
+            }
+            #[allow(unused_assignments, unused_mut, unused_variables)]
+            fn set_states(&mut self, x: &[f64]) {
+                let mut i = 0;
+                $(self.$field = x[i]; i += 1;)*
+            }
+            fn start_states(&mut self) {}
+        }
+    };
 }

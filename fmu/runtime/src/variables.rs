@@ -30,26 +30,26 @@ impl<M> Clone for Access<M> {
     }
 }
 
-/// `real!(field)`, `real!(params.field)` or `real!(omega[1])`: access to a `f64` place of the
-/// model (used inside `impl Model`).
+/// `real!(field)`, `real!(shaft[3].m)`: access to an `f64` place of a part, inside a function
+/// that declares a family of its variables,
+/// `fn family<L: Lens<Inner = Part>>(vars: &mut Vec<Var<L::Outer>>)` (see `fmu-declare`).
 #[macro_export]
 macro_rules! real {
     ($($place:tt)+) => {
         $crate::Access::Real {
-            get: |m: &Self| m.$($place)+,
-            set: |m: &mut Self, v| m.$($place)+ = v,
+            get: |m: &L::Outer| <L as $crate::declare::Lens>::get(m).$($place)+,
+            set: |m: &mut L::Outer, v| <L as $crate::declare::Lens>::get_mut(m).$($place)+ = v,
         }
     };
 }
 
-/// `integer!(field)` or `integer!(params.field)`: access to an `i32` place of the model (used
-/// inside `impl Model`).
+/// `integer!(field)`: as [`real!`], for an `i32` place.
 #[macro_export]
 macro_rules! integer {
     ($($place:tt)+) => {
         $crate::Access::Integer {
-            get: |m: &Self| m.$($place)+,
-            set: |m: &mut Self, v| m.$($place)+ = v,
+            get: |m: &L::Outer| <L as $crate::declare::Lens>::get(m).$($place)+,
+            set: |m: &mut L::Outer, v| <L as $crate::declare::Lens>::get_mut(m).$($place)+ = v,
         }
     };
 }
@@ -64,7 +64,10 @@ pub struct Var<M> {
     pub description: &'static str,
     pub min: Option<f64>,
     pub max: Option<f64>,
-    /// Name of the state this variable is the time derivative of.
+    /// For a state: the name of the variable that is its time derivative.
+    pub derivative: Option<&'static str>,
+    /// Name of the state this variable is the time derivative of (linked from the states'
+    /// `derivative` when the table is built).
     pub derivative_of: Option<&'static str>,
     /// Names of the inputs and states an output or derivative depends on during a step
     /// (`None`: all of them).
@@ -95,6 +98,7 @@ impl<M> Var<M> {
             description: "",
             min: None,
             max: None,
+            derivative: None,
             derivative_of: None,
             depends_on: None,
             initial_depends_on: None,
@@ -191,8 +195,9 @@ impl<M> Var<M> {
         self
     }
 
-    pub fn derivative_of(mut self, state: &'static str) -> Self {
-        self.derivative_of = Some(state);
+    /// A continuous state whose time derivative is the variable `derivative`.
+    pub fn state(mut self, derivative: &'static str) -> Self {
+        self.derivative = Some(derivative);
         self
     }
 

@@ -7,7 +7,7 @@
 //! flowing into the transmission, which the energy argument below needs.
 
 use fmu_runtime::math::tanh;
-use fmu_runtime::{Indicators, Invalid, Side, Var, HYSTERESIS};
+use fmu_runtime::{Indicators, Invalid, Side, Variables, HYSTERESIS};
 
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
@@ -19,34 +19,63 @@ pub const STIFF_RATE: f64 = 1e5;
 pub const NO_LOSSES: i32 = 0;
 pub const CONSTANT_EFFICIENCY: i32 = 1;
 
-/// Parameters of the compliance and the losses.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Parameters of the compliance and the losses, the seed's defaults. Both FMUs embed them with
+/// `#[variables]`.
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct Transmission {
+    #[parameter(
+        start = 30000.0,
+        unit = "N.m/rad",
+        min = 0.0,
+        describe = "Transmission stiffness at the base (> 0)"
+    )]
     pub k_p: f64,
+    #[parameter(
+        start = 0.05,
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Transmission damping at the base (> 0)"
+    )]
     pub k_v: f64,
+    #[parameter(
+        name = "tau_B_start",
+        unit = "N.m",
+        describe = "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p"
+    )]
+    pub tau_b_start: f64,
     /// +1: the follower turns with the base; -1: against it.
+    #[parameter(start = 1, min = -1.0, max = 1.0, describe = "+1: follower turns in the same direction as the base; -1: opposite")]
     pub direction: i32,
+    #[parameter(start = NO_LOSSES, min = 0.0, max = 1.0, describe = "0: no losses; 1: constant efficiency eta with viscous losses")]
     pub losses: i32,
+    #[parameter(
+        start = 0.95,
+        min = 0.0,
+        max = 1.0,
+        describe = "Mesh efficiency, in (0, 1]"
+    )]
     pub eta: f64,
+    #[parameter(
+        start = 1.0,
+        unit = "rad/s",
+        min = 0.0,
+        describe = "Speed below which the efficiency is regularized towards 1"
+    )]
     pub w_th: f64,
+    #[parameter(
+        name = "mu_B",
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous friction coefficient at the base shaft"
+    )]
     pub mu_b: f64,
+    #[parameter(
+        name = "mu_F",
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous friction coefficient at the follower shaft"
+    )]
     pub mu_f: f64,
-}
-
-impl Default for Transmission {
-    /// The seed's defaults.
-    fn default() -> Self {
-        Transmission {
-            k_p: 30000.0,
-            k_v: 0.05,
-            direction: 1,
-            losses: NO_LOSSES,
-            eta: 0.95,
-            w_th: 1.0,
-            mu_b: 0.0,
-            mu_f: 0.0,
-        }
-    }
 }
 
 /// The torques and losses at one instant.
@@ -97,9 +126,9 @@ impl Transmission {
         fastest > STIFF_RATE
     }
 
-    /// The compliance angle at which the spring holds `tau_b_start` at rest.
-    pub fn phi_start(&self, tau_b_start: f64) -> f64 {
-        -tau_b_start / self.k_p
+    /// The compliance angle at which the spring holds `tau_B_start` at rest.
+    pub fn phi_start(&self) -> f64 {
+        -self.tau_b_start / self.k_p
     }
 
     /// Equations: `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
@@ -180,53 +209,6 @@ pub fn check_ratio(r: f64) -> Result<(), Invalid> {
     }
 }
 
-/// The parameters both FMUs share, for a model with `params: Transmission` and `tau_b_start`.
-#[macro_export]
-macro_rules! transmission_parameters {
-    () => {{
-        use fmu_runtime::{integer, real, Var};
-        vec![
-            Var::parameter("k_p", real!(params.k_p))
-                .unit("N.m/rad")
-                .min(0.0)
-                .describe("Transmission stiffness at the base (> 0)"),
-            Var::parameter("k_v", real!(params.k_v))
-                .unit("N.m.s/rad")
-                .min(0.0)
-                .describe("Transmission damping at the base (> 0)"),
-            Var::parameter("tau_B_start", real!(tau_b_start))
-                .unit("N.m")
-                .describe(
-                    "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p",
-                ),
-            Var::parameter("direction", integer!(params.direction))
-                .min(-1.0)
-                .max(1.0)
-                .describe("+1: follower turns in the same direction as the base; -1: opposite"),
-            Var::parameter("losses", integer!(params.losses))
-                .min(0.0)
-                .max(1.0)
-                .describe("0: no losses; 1: constant efficiency eta with viscous losses"),
-            Var::parameter("eta", real!(params.eta))
-                .min(0.0)
-                .max(1.0)
-                .describe("Mesh efficiency, in (0, 1]"),
-            Var::parameter("w_th", real!(params.w_th))
-                .unit("rad/s")
-                .min(0.0)
-                .describe("Speed below which the efficiency is regularized towards 1"),
-            Var::parameter("mu_B", real!(params.mu_b))
-                .unit("N.m.s/rad")
-                .min(0.0)
-                .describe("Viscous friction coefficient at the base shaft"),
-            Var::parameter("mu_F", real!(params.mu_f))
-                .unit("N.m.s/rad")
-                .min(0.0)
-                .describe("Viscous friction coefficient at the follower shaft"),
-        ]
-    }};
-}
-
 /// The event indicator of the power flow: `flow`, on the side of the mode (hysteresis 1e-12 W).
 pub fn power_flow_indicator(z: &mut Indicators, flow: f64, mode: i32) {
     z.set(0, flow, Side::of(mode > 0), HYSTERESIS);
@@ -243,13 +225,6 @@ pub fn update_power_flow(mode: &mut i32, flow: f64) -> bool {
         *mode
     };
     std::mem::replace(mode, new) != new
-}
-
-/// The variable for the ratio input.
-pub fn ratio_input<M>(access: fmu_runtime::Access<M>) -> Var<M> {
-    Var::input("r", access)
-        .min(0.0)
-        .describe("Gear ratio g_FB = w_B/w_F (ideal), > 0")
 }
 
 #[cfg(test)]

@@ -1,51 +1,39 @@
 //! The compliant variable-ratio element without inertias: speeds in, torques out. It joins two
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
-use fmu_runtime::{export_fmu, integer, real, Experiment, Indicators, Invalid, Model, Var};
-use variable_ratio::{
-    check_ratio, power_flow_indicator, ratio_input, transmission_parameters, update_power_flow,
-    Transmission,
-};
+use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
+use variable_ratio::{check_ratio, power_flow_indicator, update_power_flow, Transmission};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Variables)]
 pub struct VariableRatioCoupling {
-    // parameters
+    #[variables]
     params: Transmission,
-    tau_b_start: f64,
-    // inputs
+    #[input(name = "w_B", unit = "rad/s", describe = "Base shaft speed")]
     w_b: f64,
+    #[input(name = "w_F", unit = "rad/s", describe = "Follower shaft speed")]
     w_f: f64,
+    #[input(
+        start = 1.0,
+        min = 0.0,
+        describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
+    )]
     r: f64,
-    // states
-    phi: f64,
-    energy_loss: f64,
-    power_flow: i32,
-    // outputs
+    #[output(name = "tau_B", unit = "N.m", depends_on = ALL, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
     tau_b: f64,
+    #[output(name = "tau_F", unit = "N.m", depends_on = ALL, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
     tau_f: f64,
-    power_loss: f64,
-    phi_dot: f64,
+    #[support_torque(depends_on = ALL)]
     tau_support: f64,
-}
-
-impl Default for VariableRatioCoupling {
-    fn default() -> Self {
-        VariableRatioCoupling {
-            params: Transmission::default(),
-            tau_b_start: 0.0,
-            w_b: 0.0,
-            w_f: 0.0,
-            r: 1.0,
-            phi: 0.0,
-            energy_loss: 0.0,
-            power_flow: 1,
-            tau_b: 0.0,
-            tau_f: 0.0,
-            power_loss: 0.0,
-            phi_dot: 0.0,
-            tau_support: 0.0,
-        }
-    }
+    #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
+    phi: f64,
+    #[output(unit = "rad/s", depends_on = ALL, describe = "Rate of the compliance angle, s r w_F - w_B")]
+    phi_dot: f64,
+    #[output(unit = "W", depends_on = ALL, describe = "Power dissipated by damping, mesh and bearings")]
+    power_loss: f64,
+    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
+    energy_loss: f64,
+    #[output(start = 1, depends_on = ALL, describe = "+1 forward (base drives the follower), -1 reverse")]
+    power_flow: i32,
 }
 
 impl VariableRatioCoupling {
@@ -62,62 +50,13 @@ impl Model for VariableRatioCoupling {
         "Compliant variable-ratio coupling without inertias: shaft speeds and ratio in, torques out";
     const DOCUMENTATION: &'static str = variable_ratio::DOCUMENTATION;
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-    const STATES: usize = 2;
     const EVENT_INDICATORS: usize = 1;
-
-    fn variables() -> Vec<Var<Self>> {
-        let mut vars: Vec<Var<Self>> = transmission_parameters!();
-        vars.extend([
-            Var::input("w_B", real!(w_b))
-                .unit("rad/s")
-                .describe("Base shaft speed"),
-            Var::input("w_F", real!(w_f))
-                .unit("rad/s")
-                .describe("Follower shaft speed"),
-            ratio_input(real!(r)),
-            Var::output("tau_B", real!(tau_b))
-                .unit("N.m")
-                .describe(
-                    "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)",
-                )
-                .depends_on(ALL),
-            Var::output("tau_F", real!(tau_f))
-                .unit("N.m")
-                .describe(
-                    "Torque the follower shaft applies to the coupling (the follower feels -tau_F)",
-                )
-                .depends_on(ALL),
-            Var::support_torque(real!(tau_support)).depends_on(ALL),
-            Var::output("phi", real!(phi))
-                .unit("rad")
-                .describe("Compliance angle (state), dphi/dt = s r w_F - w_B")
-                .depends_on(&["phi"]),
-            Var::output("phi_dot", real!(phi_dot))
-                .unit("rad/s")
-                .describe("Rate of the compliance angle, s r w_F - w_B")
-                .derivative_of("phi")
-                .depends_on(ALL),
-            Var::output("power_loss", real!(power_loss))
-                .unit("W")
-                .describe("Power dissipated by damping, mesh and bearings")
-                .derivative_of("energy_loss")
-                .depends_on(ALL),
-            Var::output("energy_loss", real!(energy_loss))
-                .unit("J")
-                .describe("Energy dissipated since the start (state)")
-                .depends_on(&["energy_loss"]),
-            Var::output("power_flow", integer!(power_flow))
-                .describe("+1 forward (base drives the follower), -1 reverse")
-                .depends_on(ALL),
-        ]);
-        vars
-    }
 
     fn initialize(&mut self) -> Result<(), Invalid> {
         let t = self.params;
         t.check()?;
         check_ratio(self.r)?;
-        self.phi = t.phi_start(self.tau_b_start);
+        self.phi = t.phi_start();
         self.energy_loss = 0.0;
         self.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
         Ok(())
@@ -125,14 +64,6 @@ impl Model for VariableRatioCoupling {
 
     fn check_inputs(&self) -> Result<(), Invalid> {
         check_ratio(self.r)
-    }
-
-    fn get_states(&self, x: &mut [f64]) {
-        x.copy_from_slice(&[self.phi, self.energy_loss]);
-    }
-
-    fn set_states(&mut self, x: &[f64]) {
-        (self.phi, self.energy_loss) = (x[0], x[1]);
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {

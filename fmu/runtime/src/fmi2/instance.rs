@@ -300,9 +300,11 @@ impl<M: Model> Instance<M> {
         self.dirty = true;
     }
 
-    /// Checks the parameters, sets the initial states and modes, computes the outputs.
+    /// Sets the states that have start parameters, checks the parameters, sets the remaining
+    /// initial states and the modes, computes the outputs.
     pub(super) fn initialize(&mut self) -> Result<(), String> {
         let t = self.time;
+        self.model.start_states();
         self.model
             .initialize()
             .map_err(|e| format!("t = {t}: {e}"))?;

@@ -171,28 +171,22 @@ mod tests {
     use crate::fmi2::logger::Logger;
     use crate::model::{Experiment, Invalid, Side};
     use crate::test_models::Ball;
-    use crate::variables::Var;
 
     /// A model whose one indicator is `g` with no hysteresis, against the contract.
     #[derive(Default, Clone)]
     struct Bare {
         g: f64,
     }
+    crate::test_states!(Bare;);
     impl Model for Bare {
         const NAME: &'static str = "Bare";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-        const STATES: usize = 0;
         const EVENT_INDICATORS: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
         fn initialize(&mut self) -> Result<(), Invalid> {
             Ok(())
         }
-        fn get_states(&self, _x: &mut [f64]) {}
-        fn set_states(&mut self, _x: &[f64]) {}
         fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.g, Side::Positive, 0.0);

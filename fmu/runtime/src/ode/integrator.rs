@@ -106,7 +106,7 @@ impl<M> Inputs<M> {
 
 /// What the integrators evaluate: a working copy of the model and the step's inputs.
 ///
-/// The integrators integrate each angle state (see [`Model::ANGLE_STATES`]) as its increment from
+/// The integrators integrate each angle state (see [`crate::declare::Variables::ANGLES`]) as its increment from
 /// the segment's start, `offset`: its error is then controlled relative to the distance
 /// travelled, not to an angle that grows without bound (at 1200 rad and a tolerance of 1e-8,
 /// 1.2e-5 rad per step would pass, and a crank's speed paid for it).
@@ -355,8 +355,10 @@ impl<M: Model> Integrator<M> {
             let mut c = self.context.borrow_mut();
             c.model.clone_from(model);
             c.offset.fill(0.0);
-            for &i in M::ANGLE_STATES {
-                c.offset[i] = self.x[i];
+            for i in 0..M::STATES {
+                if M::is_angle(i) {
+                    c.offset[i] = self.x[i];
+                }
             }
             c.solver_states(&mut self.x);
         }

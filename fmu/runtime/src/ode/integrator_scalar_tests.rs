@@ -1,6 +1,5 @@
 use super::*;
 use crate::model::Experiment;
-use crate::variables::Var;
 
 /// A one-state test model: x' = f(t, x) with one indicator z(t, x), reporting `stiff`;
 /// `calls` counts right-hand-side evaluations, shared by the copies the integrator works on.
@@ -23,27 +22,18 @@ impl Default for Scalar {
         }
     }
 }
+crate::test_states!(Scalar; x);
 impl Model for Scalar {
     const NAME: &'static str = "Scalar";
     const DESCRIPTION: &'static str = "";
     const DOCUMENTATION: &'static str = "";
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-    const STATES: usize = 1;
     const EVENT_INDICATORS: usize = 1;
     fn stiff(&self) -> bool {
         self.stiff
     }
-    fn variables() -> Vec<Var<Self>> {
-        vec![]
-    }
     fn initialize(&mut self) -> Result<(), Invalid> {
         Ok(())
-    }
-    fn get_states(&self, x: &mut [f64]) {
-        x[0] = self.x;
-    }
-    fn set_states(&mut self, x: &[f64]) {
-        self.x = x[0];
     }
     fn derivatives(&self, t: f64, dx: &mut [f64]) {
         self.calls

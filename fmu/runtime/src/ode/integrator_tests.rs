@@ -3,7 +3,6 @@ use super::*;
 use crate::model::Experiment;
 use crate::ode::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
 use crate::test_models::{Ball, E, G};
-use crate::variables::Var;
 
 /// x'' = -w^2 x at w = 400 rad/s, a crank's pace: over a 1 ms communication step the motion
 /// turns 0.4 rad, so the steps are limited by accuracy. `SIXTH`: the model asks for
@@ -16,24 +15,26 @@ struct Oscillator<const SIXTH: bool> {
     evaluations: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 const W: f64 = 400.0;
-impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
-    const NAME: &'static str = "Oscillator";
-    const DESCRIPTION: &'static str = "";
-    const DOCUMENTATION: &'static str = "";
-    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+impl<const SIXTH: bool> crate::declare::Variables for Oscillator<SIXTH> {
     const STATES: usize = 2;
-    const SIXTH_ORDER_FROM: f64 = if SIXTH { 1e-6 } else { 0.0 };
-    fn variables() -> Vec<Var<Self>> {
-        vec![]
-    }
-    fn initialize(&mut self) -> Result<(), Invalid> {
-        Ok(())
-    }
+    const ANGLES: u64 = 0;
+    fn declare<L: crate::declare::Lens<Inner = Self>>(_: &mut Vec<crate::Var<L::Outer>>) {}
     fn get_states(&self, x: &mut [f64]) {
         x.copy_from_slice(&[self.x, self.v]);
     }
     fn set_states(&mut self, x: &[f64]) {
         (self.x, self.v) = (x[0], x[1]);
+    }
+    fn start_states(&mut self) {}
+}
+impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
+    const NAME: &'static str = "Oscillator";
+    const DESCRIPTION: &'static str = "";
+    const DOCUMENTATION: &'static str = "";
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+    const SIXTH_ORDER_FROM: f64 = if SIXTH { 1e-6 } else { 0.0 };
+    fn initialize(&mut self) -> Result<(), Invalid> {
+        Ok(())
     }
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         self.evaluations
@@ -120,20 +121,15 @@ fn bounce_times_are_located_inside_the_step() {
 fn event_iteration_that_never_settles_is_an_error() {
     #[derive(Default, Clone)]
     struct Flip(Ball);
+    crate::test_states!(Flip;);
     impl Model for Flip {
         const NAME: &'static str = "Flip";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
-        const STATES: usize = 0;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
         fn initialize(&mut self) -> Result<(), Invalid> {
             Ok(())
         }
-        fn get_states(&self, _x: &mut [f64]) {}
-        fn set_states(&mut self, _x: &[f64]) {}
         fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
             self.0.bounces += 1;
@@ -153,23 +149,14 @@ fn time_events_split_the_step() {
         x: f64,
         u: f64,
     }
+    crate::test_states!(StepInput; x);
     impl Model for StepInput {
         const NAME: &'static str = "StepInput";
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
-        const STATES: usize = 1;
-        fn variables() -> Vec<Var<Self>> {
-            vec![]
-        }
         fn initialize(&mut self) -> Result<(), Invalid> {
             Ok(())
-        }
-        fn get_states(&self, x: &mut [f64]) {
-            x[0] = self.x;
-        }
-        fn set_states(&mut self, x: &[f64]) {
-            self.x = x[0];
         }
         fn derivatives(&self, _t: f64, dx: &mut [f64]) {
             dx[0] = self.u;

@@ -1,0 +1,481 @@
+//! `#[derive(Variables)]`: a component's variables declared once, as attributes on the fields
+//! that hold them. From them the derive writes the `Default` instance (the start values), the
+//! variable table, the state vector's get and set, which states are angles, and how states
+//! take their start values; the runtime derives modelDescription.xml and the documentation's
+//! table from the same declarations.
+//!
+//! ```ignore
+//! #[derive(Debug, Clone, Variables)]
+//! pub struct Gear {
+//!     #[variables]                         // a struct with declarations of its own, in place
+//!     flanges: GearFlanges,
+//!     #[parameter(start = 0.1, unit = "kg.m2", min = 0.0, describe = "...")]
+//!     j_a: f64,
+//!     #[output(unit = "rad", state, angle, from = phi_b_start, derivative = "w_b", describe = "...")]
+//!     phi_b: f64,
+//!     #[output(name = "theta_ds", index = 0, unit = "rad", state, describe = "...")]
+//!     #[output(name = "theta_sa", index = 1, unit = "rad", state, describe = "...")]
+//!     #[start([0.0; 2])]
+//!     q: [f64; 2],
+//! }
+//! ```
+//!
+//! One attribute declares one variable; its kind is the attribute's name: `parameter`,
+//! `calculated_parameter`, `input`, `output`, `local`, or `support_torque` (the housing
+//! torque, named and described by the runtime). Keys:
+//! - `name = "J_a"`: the variable's name (default: the field's); `index = k`: element `k` of an
+//!   array field;
+//! - `start = expr`: the field's value in the default instance, hence the start value;
+//!   `#[start(expr)]` gives it for a field declared element by element or not at all;
+//! - `unit`, `describe`, `min`, `max`, `discrete`;
+//! - `depends_on = NAMES` and `initial_depends_on = NAMES` (a `&[&str]` constant or a list
+//!   `["a", "b"]`): the ModelStructure dependencies; absent, the variable depends on every
+//!   known;
+//! - `state`: a continuous state, in the state vector in declaration order; `derivative =
+//!   "name"`, the variable that is its time derivative; `angle`, it is a shaft angle (its error
+//!   is controlled relative to the distance travelled); `from = field`, the field whose value
+//!   it takes when initialization ends.
+//!
+//! `#[variables]` embeds a field whose type derives `Variables`: its declarations, states
+//! included, come in at that place. `#[variables(depends_on(a, b) = NAMES)]` (and
+//! `initial_depends_on(...)`) replaces the dependencies of the embedded variables named.
+//! `#[variables(with = Self::family)]` declares a field's variables by a function
+//! `fn family<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>)`, for families of
+//! parameters written by a macro.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens};
+use quote::{format_ident, quote};
+use syn::parse::Parse;
+use syn::spanned::Spanned;
+use syn::{
+    parse_macro_input, Data, DeriveInput, Expr, ExprPath, Fields, Ident, LitStr, Token, Type,
+};
+
+const KINDS: &[&str] = &[
+    "parameter",
+    "calculated_parameter",
+    "input",
+    "output",
+    "local",
+    "support_torque",
+];
+
+#[proc_macro_derive(
+    Variables,
+    attributes(
+        parameter,
+        calculated_parameter,
+        input,
+        output,
+        local,
+        support_torque,
+        variables,
+        start
+    )
+)]
+pub fn derive_variables(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// One declared variable.
+#[derive(Default)]
+struct Declaration {
+    kind: String,
+    name: Option<LitStr>,
+    index: Option<Expr>,
+    start: Option<Expr>,
+    unit: Option<LitStr>,
+    describe: Option<LitStr>,
+    min: Option<Expr>,
+    max: Option<Expr>,
+    discrete: bool,
+    depends_on: Option<Expr>,
+    initial_depends_on: Option<Expr>,
+    state: bool,
+    angle: bool,
+    from: Option<Ident>,
+    derivative: Option<LitStr>,
+}
+
+/// What `#[variables(...)]` says of an embedded field.
+#[derive(Default)]
+struct Embedding {
+    with: Option<ExprPath>,
+    /// (names, is initial, dependencies)
+    overrides: Vec<(Vec<Ident>, bool, Expr)>,
+}
+
+enum Role {
+    Plain(Vec<Declaration>),
+    Embedded(Embedding),
+}
+
+struct Field {
+    ident: Ident,
+    ty: Type,
+    start: Option<Expr>,
+    role: Role,
+}
+
+/// `depends_on = NAMES`: a list literal becomes a `&'static [&str]`.
+fn names(e: &Expr) -> Tokens {
+    match e {
+        Expr::Array(_) => quote!(&#e),
+        _ => quote!(#e),
+    }
+}
+
+fn parse_declaration(kind: &str, attr: &syn::Attribute) -> syn::Result<Declaration> {
+    let mut d = Declaration {
+        kind: kind.to_string(),
+        ..Default::default()
+    };
+    if matches!(attr.meta, syn::Meta::Path(_)) {
+        return Ok(d);
+    }
+    attr.parse_nested_meta(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        match key.as_str() {
+            "name" => d.name = Some(meta.value()?.parse()?),
+            "index" => d.index = Some(meta.value()?.parse()?),
+            "start" => d.start = Some(meta.value()?.parse()?),
+            "unit" => d.unit = Some(meta.value()?.parse()?),
+            "describe" => d.describe = Some(meta.value()?.parse()?),
+            "min" => d.min = Some(meta.value()?.parse()?),
+            "max" => d.max = Some(meta.value()?.parse()?),
+            "depends_on" => d.depends_on = Some(meta.value()?.parse()?),
+            "initial_depends_on" => d.initial_depends_on = Some(meta.value()?.parse()?),
+            "from" => d.from = Some(meta.value()?.parse()?),
+            "derivative" => d.derivative = Some(meta.value()?.parse()?),
+            "discrete" => d.discrete = true,
+            "state" => d.state = true,
+            "angle" => d.angle = true,
+            _ => return Err(meta.error(format!("unknown key `{key}` in #[{kind}]"))),
+        }
+        Ok(())
+    })?;
+    if (d.angle || d.from.is_some() || d.derivative.is_some()) && !d.state {
+        return Err(syn::Error::new(
+            attr.span(),
+            "`angle`, `from` and `derivative` declare a state: add `state`",
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_embedding(attr: &syn::Attribute) -> syn::Result<Embedding> {
+    let mut e = Embedding::default();
+    if matches!(attr.meta, syn::Meta::Path(_)) {
+        return Ok(e);
+    }
+    attr.parse_nested_meta(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
+        match key.as_str() {
+            "with" => e.with = Some(meta.value()?.parse()?),
+            "depends_on" | "initial_depends_on" => {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let which = content.parse_terminated(Ident::parse, Token![,])?;
+                meta.input.parse::<Token![=]>()?;
+                let deps: Expr = meta.input.parse()?;
+                e.overrides.push((
+                    which.into_iter().collect(),
+                    key == "initial_depends_on",
+                    deps,
+                ));
+            }
+            _ => return Err(meta.error(format!("unknown key `{key}` in #[variables]"))),
+        }
+        Ok(())
+    })?;
+    Ok(e)
+}
+
+fn parse_field(f: &syn::Field) -> syn::Result<Field> {
+    let ident = f.ident.clone().expect("named field");
+    let mut start = None;
+    let mut declarations = Vec::new();
+    let mut embedding = None;
+    for attr in &f.attrs {
+        let Some(name) = attr.path().get_ident().map(|i| i.to_string()) else {
+            continue;
+        };
+        if name == "start" {
+            start = Some(attr.parse_args::<Expr>()?);
+        } else if name == "variables" {
+            embedding = Some(parse_embedding(attr)?);
+        } else if KINDS.contains(&name.as_str()) {
+            declarations.push(parse_declaration(&name, attr)?);
+        }
+    }
+    let role = match (embedding, declarations.is_empty()) {
+        (Some(_), false) => {
+            return Err(syn::Error::new(
+                ident.span(),
+                "a field is either #[variables] or declares variables, not both",
+            ))
+        }
+        (Some(e), true) => Role::Embedded(e),
+        (None, _) => Role::Plain(declarations),
+    };
+    if let Role::Plain(ds) = &role {
+        if ds.len() > 1 && ds.iter().any(|d| d.index.is_none()) {
+            return Err(syn::Error::new(
+                ident.span(),
+                "a field with several declarations declares its elements: give each an `index`",
+            ));
+        }
+        if ds.len() > 1 && ds.iter().any(|d| d.start.is_some()) {
+            return Err(syn::Error::new(
+                ident.span(),
+                "give an array field's start values once, with #[start(...)]",
+            ));
+        }
+        if let (Some(_), Some(d)) = (&start, ds.iter().find(|d| d.start.is_some())) {
+            return Err(syn::Error::new(
+                d.start.span(),
+                "the start value is given twice",
+            ));
+        }
+    }
+    Ok(Field {
+        ident,
+        ty: f.ty.clone(),
+        start,
+        role,
+    })
+}
+
+/// Whether a field (or its elements) is an `i32`: an Integer variable.
+fn is_integer(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) => p.path.is_ident("i32"),
+        Type::Array(a) => is_integer(&a.elem),
+        _ => false,
+    }
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    let name = &input.ident;
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "Variables: a struct only",
+        ));
+    };
+    let Fields::Named(named) = &data.fields else {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "Variables: named fields only",
+        ));
+    };
+    let fields = named
+        .named
+        .iter()
+        .map(parse_field)
+        .collect::<syn::Result<Vec<_>>>()?;
+
+    let rt = quote!(::fmu_runtime::declare);
+    let mut defaults = Vec::new();
+    let mut declare = Vec::new();
+    let mut get = Vec::new();
+    let mut set = Vec::new();
+    let mut start_states = Vec::new();
+    let mut lenses = Vec::new();
+    // The offset of the next state in the vector, and the angle bits so far.
+    let mut offset = quote!(0usize);
+    let mut angles = quote!(0u64);
+
+    for f in &fields {
+        let ident = &f.ident;
+        let ty = &f.ty;
+        let start = match (&f.start, &f.role) {
+            (Some(e), _) => quote!(#e),
+            (None, Role::Plain(ds)) => match ds.first().and_then(|d| d.start.as_ref()) {
+                Some(e) => quote!(#e),
+                None => quote!(::core::default::Default::default()),
+            },
+            (None, Role::Embedded(_)) => quote!(::core::default::Default::default()),
+        };
+        defaults.push(quote!(#ident: #start));
+
+        match &f.role {
+            Role::Embedded(e) => {
+                if let Some(with) = &e.with {
+                    declare.push(quote!(#with::<L>(vars);));
+                    continue;
+                }
+                let lens = format_ident!("__{}_{}", name, ident);
+                lenses.push(quote! {
+                    #[doc(hidden)]
+                    #[allow(non_camel_case_types)]
+                    pub struct #lens;
+                    impl #rt::Lens for #lens {
+                        type Outer = #name;
+                        type Inner = #ty;
+                        #[inline(always)]
+                        fn get(m: &#name) -> &#ty { &m.#ident }
+                        #[inline(always)]
+                        fn get_mut(m: &mut #name) -> &mut #ty { &mut m.#ident }
+                    }
+                });
+                let overrides = e.overrides.iter().map(|(which, initial, deps)| {
+                    let which = which.iter().map(|i| i.to_string());
+                    let deps = names(deps);
+                    let field = if *initial {
+                        quote!(initial_depends_on)
+                    } else {
+                        quote!(depends_on)
+                    };
+                    quote! {
+                        for v in &mut vars[first..] {
+                            if [#(#which),*].contains(&v.name) {
+                                v.#field = ::core::option::Option::Some(#deps);
+                            }
+                        }
+                    }
+                });
+                declare.push(quote! {{
+                    let first = vars.len();
+                    <#ty as #rt::Variables>::declare::<#rt::Then<L, #lens>>(vars);
+                    #(#overrides)*
+                }});
+                let n = quote!(<#ty as #rt::Variables>::STATES);
+                get.push(quote!(#rt::Variables::get_states(&self.#ident, &mut x[#offset..#offset + #n]);));
+                set.push(quote!(#rt::Variables::set_states(&mut self.#ident, &x[#offset..#offset + #n]);));
+                start_states.push(quote!(#rt::Variables::start_states(&mut self.#ident);));
+                angles = quote!(#angles | (<#ty as #rt::Variables>::ANGLES << (#offset)));
+                offset = quote!(#offset + #n);
+            }
+            Role::Plain(ds) => {
+                for d in ds {
+                    let place = match &d.index {
+                        Some(i) => quote!(#ident[#i]),
+                        None => quote!(#ident),
+                    };
+                    let var_name = match (&d.name, &d.index) {
+                        (Some(n), _) => quote!(#n),
+                        (None, None) => {
+                            let s = LitStr::new(&ident.to_string(), ident.span());
+                            quote!(#s)
+                        }
+                        (None, Some(i)) => {
+                            return Err(syn::Error::new(i.span(), "an element needs a `name`"))
+                        }
+                    };
+                    let access = if is_integer(ty) {
+                        quote!(::fmu_runtime::Access::Integer {
+                            get: |m: &L::Outer| <L as #rt::Lens>::get(m).#place,
+                            set: |m: &mut L::Outer, v| <L as #rt::Lens>::get_mut(m).#place = v,
+                        })
+                    } else {
+                        quote!(::fmu_runtime::Access::Real {
+                            get: |m: &L::Outer| <L as #rt::Lens>::get(m).#place,
+                            set: |m: &mut L::Outer, v| <L as #rt::Lens>::get_mut(m).#place = v,
+                        })
+                    };
+                    let kind = Ident::new(&d.kind, Span::call_site());
+                    let mut var = if d.kind == "support_torque" {
+                        quote!(::fmu_runtime::Var::<L::Outer>::support_torque(#access))
+                    } else {
+                        quote!(::fmu_runtime::Var::<L::Outer>::#kind(#var_name, #access))
+                    };
+                    if let Some(u) = &d.unit {
+                        var = quote!(#var.unit(#u));
+                    }
+                    if let Some(s) = &d.describe {
+                        var = quote!(#var.describe(#s));
+                    }
+                    if let Some(e) = &d.min {
+                        var = quote!(#var.min(#e));
+                    }
+                    if let Some(e) = &d.max {
+                        var = quote!(#var.max(#e));
+                    }
+                    if d.discrete {
+                        var = quote!(#var.discrete());
+                    }
+                    if let Some(e) = &d.depends_on {
+                        let e = names(e);
+                        var = quote!(#var.depends_on(#e));
+                    }
+                    if let Some(e) = &d.initial_depends_on {
+                        let e = names(e);
+                        var = quote!(#var.initial_depends_on(#e));
+                    }
+                    if d.state {
+                        let Some(derivative) = &d.derivative else {
+                            return Err(syn::Error::new(
+                                ident.span(),
+                                "a state names its `derivative`",
+                            ));
+                        };
+                        var = quote!(#var.state(#derivative));
+                        if is_integer(ty) {
+                            return Err(syn::Error::new(ident.span(), "a state is an f64"));
+                        }
+                        get.push(quote!(x[#offset] = self.#place;));
+                        set.push(quote!(self.#place = x[#offset];));
+                        if let Some(from) = &d.from {
+                            start_states.push(quote!(self.#place = self.#from;));
+                        }
+                        if d.angle {
+                            angles = quote!(#angles | (1u64 << (#offset)));
+                        }
+                        offset = quote!(#offset + 1);
+                    }
+                    declare.push(quote!(vars.push(#var);));
+                }
+            }
+        }
+    }
+
+    Ok(quote! {
+        impl ::core::default::Default for #name {
+            fn default() -> Self {
+                #name { #(#defaults),* }
+            }
+        }
+
+        #(#lenses)*
+
+        impl #rt::Variables for #name {
+            const STATES: usize = #offset;
+            const ANGLES: u64 = #angles;
+
+            #[allow(unused_variables)]
+            fn declare<L: #rt::Lens<Inner = Self>>(vars: &mut ::std::vec::Vec<::fmu_runtime::Var<L::Outer>>) {
+                #(#declare)*
+            }
+
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn get_states(&self, x: &mut [f64]) {
+                #(#get)*
+            }
+
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn set_states(&mut self, x: &[f64]) {
+                #(#set)*
+            }
+
+            fn start_states(&mut self) {
+                #(#start_states)*
+            }
+        }
+    })
+}

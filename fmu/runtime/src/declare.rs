@@ -1,0 +1,104 @@
+//! What `#[derive(Variables)]` writes for a model (see the `fmu-declare` crate): its variable
+//! table, its state vector and its start values, from the declarations on its fields.
+
+use crate::variables::Var;
+use std::marker::PhantomData;
+
+/// A struct whose fields declare variables: a model, or a part that models embed (a gear's
+/// flanges, a transmission's parameters). Written by `#[derive(Variables)]`.
+pub trait Variables: Default + 'static {
+    /// Number of continuous states, embedded parts' included.
+    const STATES: usize;
+    /// Bit `i` set: state `i` is a shaft angle. Angles grow without bound and only their
+    /// increments matter, so the integrator controls their error relative to the distance
+    /// travelled rather than to their value.
+    const ANGLES: u64;
+
+    /// Appends the variables, in declaration order, reached in the whole model through `L`.
+    fn declare<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>);
+
+    /// Writes the states, in declaration order, to `x` (`STATES` long).
+    fn get_states(&self, x: &mut [f64]);
+    /// Reads the states from `x` (`STATES` long).
+    fn set_states(&mut self, x: &[f64]);
+    /// Sets each state that names a start parameter (`from = ...`) to its value.
+    fn start_states(&mut self);
+
+    /// The variable table of a model; the value reference of a variable is its position in it.
+    fn variables() -> Vec<Var<Self>> {
+        let mut vars = Vec::new();
+        Self::declare::<Identity<Self>>(&mut vars);
+        link_derivatives(&mut vars);
+        vars
+    }
+
+    /// Whether state `i` is a shaft angle.
+    #[inline(always)]
+    fn is_angle(i: usize) -> bool {
+        Self::ANGLES >> i & 1 == 1
+    }
+}
+
+/// How the declarations of a part reach it inside the model: the model is `Outer`, the part
+/// `Inner`.
+pub trait Lens {
+    type Outer: 'static;
+    type Inner: 'static;
+    fn get(m: &Self::Outer) -> &Self::Inner;
+    fn get_mut(m: &mut Self::Outer) -> &mut Self::Inner;
+}
+
+/// The model itself.
+pub struct Identity<M>(PhantomData<M>);
+
+impl<M: 'static> Lens for Identity<M> {
+    type Outer = M;
+    type Inner = M;
+    #[inline(always)]
+    fn get(m: &M) -> &M {
+        m
+    }
+    #[inline(always)]
+    fn get_mut(m: &mut M) -> &mut M {
+        m
+    }
+}
+
+/// `B` inside what `A` reaches.
+pub struct Then<A, B>(PhantomData<(A, B)>);
+
+impl<A: Lens, B: Lens<Outer = A::Inner>> Lens for Then<A, B> {
+    type Outer = A::Outer;
+    type Inner = B::Inner;
+    #[inline(always)]
+    fn get(m: &A::Outer) -> &B::Inner {
+        B::get(A::get(m))
+    }
+    #[inline(always)]
+    fn get_mut(m: &mut A::Outer) -> &mut B::Inner {
+        B::get_mut(A::get_mut(m))
+    }
+}
+
+/// Points each state's derivative variable back at the state (`derivative_of`, for the XML),
+/// and checks that the derivatives come in the order of the states: FMI lists the
+/// derivatives in the order of the state vector.
+fn link_derivatives<M>(vars: &mut [Var<M>]) {
+    let states: Vec<(&'static str, &'static str)> = vars
+        .iter()
+        .filter_map(|v| v.derivative.map(|d| (v.name, d)))
+        .collect();
+    for (state, derivative) in &states {
+        let v = vars
+            .iter_mut()
+            .find(|v| v.name == *derivative)
+            .unwrap_or_else(|| panic!("{state}'s derivative {derivative} is not declared"));
+        v.derivative_of = Some(state);
+    }
+    let order: Vec<&str> = vars.iter().filter_map(|v| v.derivative_of).collect();
+    let declared: Vec<&str> = states.iter().map(|s| s.0).collect();
+    assert_eq!(
+        order, declared,
+        "the derivatives must be declared in the order of their states"
+    );
+}
