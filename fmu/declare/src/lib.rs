@@ -270,6 +270,7 @@ fn is_integer(ty: &Type) -> bool {
 
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let name = &input.ident;
+    let vis = &input.vis;
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new(
             Span::call_site(),
@@ -322,7 +323,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 lenses.push(quote! {
                     #[doc(hidden)]
                     #[allow(non_camel_case_types)]
-                    pub struct #lens;
+                    #vis struct #lens;
                     impl #rt::Lens for #lens {
                         type Outer = #name;
                         type Inner = #ty;

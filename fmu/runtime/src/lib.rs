@@ -1,6 +1,7 @@
 //! The FMI 2.0 runtime, Co-Simulation and Model Exchange, shared by every component FMU.
 //!
-//! A component crate implements [`Model`], declares its variables once as [`Var`]s, and calls
+//! A component crate declares its variables once, on its fields (`#[derive(Variables)]`),
+//! implements [`Model`] (its equations), and calls
 //! [`export_fmu!`]; everything FMI lives here.
 
 extern crate self as fmu_runtime;

@@ -121,7 +121,7 @@ impl Experiment {
 /// A component model. The runtime owns time, the FMI state machine, inputs over a step and the
 /// integrator; the model owns its variables and its equations.
 ///
-/// All model state lives in fields that are declared in [`Model::variables`] (as `local` where
+/// All model state lives in fields that are declared with `#[derive(Variables)]` (as `local` where
 /// users need not see them): the FMU state is serialized from that table, so a field that is not
 /// declared would not survive a rollback.
 pub trait Model: Variables + Clone + Send + 'static {
