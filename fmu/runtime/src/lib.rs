@@ -8,9 +8,9 @@ extern crate self as fmu_runtime;
 
 pub mod declare;
 pub mod math;
-pub mod model;
-pub mod ode;
-pub mod variables;
+mod model;
+mod ode;
+mod variables;
 
 pub use declare::Variables;
 /// The FMI C types and function list, for the exports `export_fmu!` writes in a component.
@@ -19,8 +19,14 @@ pub use fmi_abi;
 pub use fmu_declare::Variables;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
-pub mod describe;
-pub mod fmi2;
+mod describe;
+mod fmi2;
 #[cfg(test)]
 mod test_models;
 pub mod testing;
+
+/// What `export_fmu!` expands to calls; not for models.
+#[doc(hidden)]
+pub mod __export {
+    pub use crate::fmi2::ffi;
+}

@@ -7,7 +7,13 @@ const MOVES: &[&str] = &["u"];
 
 #[derive(Debug, Clone, Variables)]
 struct Part {
-    #[parameter(name = "k", start = 2.0, unit = "N/m", min = 0.0, describe = "Stiffness")]
+    #[parameter(
+        name = "k",
+        start = 2.0,
+        unit = "N/m",
+        min = 0.0,
+        describe = "Stiffness"
+    )]
     k: f64,
     #[parameter(start = 0.5, unit = "rad")]
     x_start: f64,
@@ -80,7 +86,13 @@ fn the_table_follows_the_declarations() {
     assert_eq!(by("a").initial_depends_on, Some(&["k"][..]));
     assert_eq!(by("tau_support").depends_on, Some(&[][..]));
     // Each derivative points back at its state.
-    for (state, derivative) in [("x", "v"), ("v", "a"), ("q1", "r1"), ("q2", "r2"), ("e", "p")] {
+    for (state, derivative) in [
+        ("x", "v"),
+        ("v", "a"),
+        ("q1", "r1"),
+        ("q2", "r2"),
+        ("e", "p"),
+    ] {
         assert_eq!(by(derivative).derivative_of, Some(state), "{derivative}");
     }
     assert_eq!(by("u").derivative_of, None);

@@ -17,17 +17,17 @@ macro_rules! export_fmu {
             pub unsafe extern "C" fn drivetrain_fmu_model_description(
                 timestamp: *const ::std::ffi::c_char,
             ) -> *mut ::std::ffi::c_char {
-                $crate::fmi2::ffi::model_description::<$model>(timestamp)
+                $crate::__export::ffi::model_description::<$model>(timestamp)
             }
 
             #[no_mangle]
             pub extern "C" fn drivetrain_fmu_documentation() -> *mut ::std::ffi::c_char {
-                $crate::fmi2::ffi::documentation::<$model>()
+                $crate::__export::ffi::documentation::<$model>()
             }
 
             #[no_mangle]
             pub unsafe extern "C" fn drivetrain_fmu_free_string(s: *mut ::std::ffi::c_char) {
-                $crate::fmi2::ffi::free_string(s)
+                $crate::__export::ffi::free_string(s)
             }
         }
     };
@@ -41,7 +41,7 @@ macro_rules! __export_fmi2_functions {
         $(
             #[no_mangle]
             pub unsafe extern "C" fn $symbol($($arg: $ty),*) -> $ret {
-                $crate::fmi2::ffi::$name::<$model>($($arg),*)
+                $crate::__export::ffi::$name::<$model>($($arg),*)
             }
         )*
     };
