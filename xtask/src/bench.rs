@@ -6,7 +6,7 @@
 use std::process::Command;
 
 pub fn bench(platforms: crate::Platforms) -> Result<(), String> {
-    let fmus = crate::package::package(platforms)?;
+    let fmus = crate::package::package(platforms, None)?;
     crate::run(
         Command::new(env!("CARGO"))
             .args([

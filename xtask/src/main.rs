@@ -6,6 +6,7 @@ mod docs_check;
 mod package;
 mod platforms;
 mod reference;
+mod scaffold;
 mod svg;
 
 use package::Platforms;
@@ -16,9 +17,16 @@ use std::process::{Command, ExitCode};
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  package [--host-only]
+  package [--host-only] [--only <Model>]
              build release binaries and write target/fmu/<Model>.fmu, with linux64 (glibc
-             2.17 floor) and win64 binaries; --host-only: the native linux64 binary only
+             2.17 floor) and win64 binaries; --host-only: the native linux64 binary only;
+             --only: that component alone (validate takes it too)
+  new <Name> a new component that packages and validates as it stands: a placeholder model
+             with one state in fmu/<name>/ (documentation, in-process test), its reference
+             scenario from generate.py, its README rows and its workspace entry
+  scaffold-check
+             scaffolds a component into a copy of the workspace (target/scaffold/), packages
+             it and validates it
   validate   fmpy validate + fmutool -check every FMU, check its binaries (glibc floor, DLL
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
@@ -63,9 +71,14 @@ const FMI_SIM_VERSION: &str = "0.7.0";
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("package") => package::package(platforms_flag(&args)).map(|_| ()),
-        Some("validate") => packaged(&args, validate),
-        Some("hashes") => packaged(&args, || python_with_harness("hashes.py")),
+        Some("package") => package::package(platforms_flag(&args), only_flag(&args)).map(|_| ()),
+        Some("validate") => packaged(&args, || validate(only_flag(&args))),
+        Some("new") => match args.get(1) {
+            Some(name) => scaffold::new(&root(), name),
+            None => Err(USAGE.to_string()),
+        },
+        Some("scaffold-check") => scaffold::check(),
+        Some("hashes") => packaged(&args, || python_with_harness("hashes.py", None)),
         Some("test") => test(),
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
@@ -89,8 +102,14 @@ fn main() -> ExitCode {
 
 /// Packages first, so a task that tests FMUs never judges stale or missing binaries.
 fn packaged(args: &[String], task: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
-    package::package(platforms_flag(args))?;
+    package::package(platforms_flag(args), only_flag(args))?;
     task()
+}
+
+/// `--only <Model>`: package (and validate) that component alone.
+fn only_flag(args: &[String]) -> Option<&str> {
+    let at = args.iter().position(|a| a == "--only")?;
+    args.get(at + 1).map(String::as_str)
 }
 
 fn platforms_flag(args: &[String]) -> Platforms {
@@ -195,17 +214,23 @@ fn check_the_checks() -> Result<(), String> {
         .current_dir(root().join("xtask/python")))
 }
 
-fn validate() -> Result<(), String> {
-    python_with_harness("validate.py")
+/// Validates every packaged FMU, or only `only` (then no report is written).
+fn validate(only: Option<&str>) -> Result<(), String> {
+    python_with_harness("validate.py", only)
 }
 
-/// `xtask/python/<script> target/fmu reference-fmus`, with the C harness and the importers.
-fn python_with_harness(script: &str) -> Result<(), String> {
+/// `xtask/python/<script> target/fmu reference-fmus`, with the C harness and the importers;
+/// `only`: that model's FMU alone.
+fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
     let python = venv()?;
     let fmi_sim = fmi_sim()?;
     let harness = platforms::harness()?;
     let root = root();
-    run(Command::new(python)
+    let mut command = Command::new(python);
+    if let Some(model) = only {
+        command.env("FMU_ONLY", model);
+    }
+    run(command
         .arg(root.join("xtask/python").join(script))
         .arg(root.join("target/fmu"))
         .arg(root.join("reference-fmus"))
@@ -288,7 +313,7 @@ fn memcheck() -> Result<(), String> {
 
 fn test() -> Result<(), String> {
     venv()?;
-    package::package(Platforms::All)?;
+    package::package(Platforms::All, None)?;
     run(Command::new(env!("CARGO"))
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
@@ -296,6 +321,7 @@ fn test() -> Result<(), String> {
     fuzz("60")?;
     memcheck()?;
     check_the_checks()?;
-    validate()?;
-    example()
+    validate(None)?;
+    example()?;
+    scaffold::check()
 }

@@ -104,10 +104,17 @@ pub enum Platforms {
     HostOnly,
 }
 
-/// Builds every component and writes its `.fmu`; returns their paths.
-pub fn package(platforms: Platforms) -> Result<Vec<PathBuf>, String> {
+/// Builds every component (or only the one whose model is `only`) and writes its `.fmu`;
+/// returns their paths.
+pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
     let root = root();
-    let components = components()?;
+    let mut components = components()?;
+    if let Some(model) = only {
+        components.retain(|c| c.model == model);
+        if components.is_empty() {
+            return Err(format!("package: no component packages {model}"));
+        }
+    }
     let crates: Vec<&str> = components.iter().map(|c| c.crate_name.as_str()).collect();
     let (linux_dir, windows_dir) = match platforms {
         Platforms::HostOnly => {

@@ -36,8 +36,8 @@ fn the_work_of_engine_and_road_is_stored_or_dissipated() -> Result<(), String> {
         for _ in 0..300 {
             run.step(1e-3)?;
         }
-        let work = tau_eng * (run.get("theta_ds")? - ds0)
-            + tau_load * (run.get("theta_wheel")? - wheel0);
+        let work =
+            tau_eng * (run.get("theta_ds")? - ds0) + tau_load * (run.get("theta_wheel")? - wheel0);
         let change = stored(&mut run)? - e0;
         assert!(
             (change - work).abs() < 1e-6 * work.abs(),

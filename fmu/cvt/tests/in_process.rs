@@ -19,11 +19,21 @@ fn kinetic(run: &mut Run<Cvt>) -> Result<f64, String> {
 fn the_work_of_the_inputs_is_kinetic_energy_and_impact_losses() -> Result<(), String> {
     let (tau_1, tau_2, f_1, f_2) = (2.0, -0.5, 30.0, -10.0);
     let mut run = Run::<Cvt>::co_simulation(&[])?;
-    for (name, value) in [("tau_1", tau_1), ("tau_2", tau_2), ("F_1", f_1), ("F_2", f_2)] {
+    for (name, value) in [
+        ("tau_1", tau_1),
+        ("tau_2", tau_2),
+        ("F_1", f_1),
+        ("F_2", f_2),
+    ] {
         run.set(name, value)?;
     }
     let at = |run: &mut Run<Cvt>| -> Result<[f64; 4], String> {
-        Ok([run.get("phi1")?, run.get("phi2")?, run.get("s1")?, run.get("s2")?])
+        Ok([
+            run.get("phi1")?,
+            run.get("phi2")?,
+            run.get("s1")?,
+            run.get("s2")?,
+        ])
     };
     let x0 = at(&mut run)?;
     for _ in 0..500 {

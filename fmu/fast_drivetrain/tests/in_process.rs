@@ -18,10 +18,17 @@ fn a_constant_torque_spins_up_the_shafts_in_closed_form() -> Result<(), String> 
     let q = run.get("rho_eng")? * tau_eng + tau_ext;
     let t = run.time();
     let p = run.get("p")?;
-    assert!((p - q * t).abs() < 1e-12 * (q * t).abs(), "p = {p}, exactly {}", q * t);
+    assert!(
+        (p - q * t).abs() < 1e-12 * (q * t).abs(),
+        "p = {p}, exactly {}",
+        q * t
+    );
     assert!((run.get("Q")? - q).abs() < 1e-12 * q.abs());
     let (e_kin, work) = (run.get("E_kin")?, q * run.get("theta_ds")?);
-    assert!((e_kin - work).abs() < 1e-8 * work, "E_kin = {e_kin}, work {work}");
+    assert!(
+        (e_kin - work).abs() < 1e-8 * work,
+        "E_kin = {e_kin}, work {work}"
+    );
     // The spin inertia at the sprocket shaft: E_kin = p^2 / (2 delta).
     let delta = run.get("delta")?;
     assert!((e_kin - p * p / (2.0 * delta)).abs() < 1e-12 * e_kin);

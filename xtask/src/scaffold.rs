@@ -1,0 +1,333 @@
+//! `cargo xtask new <Name>`: a new component that packages and passes `cargo xtask validate` as
+//! it stands, for its author to fill in. A placeholder model with one state (an inertia on a
+//! viscous bearing driven by a torque, `J dw/dt = tau - d w`), its documentation, an in-process
+//! test, its reference scenario from the closed form, its README rows and its workspace entry.
+//!
+//! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
+//! workspace (under `target/scaffold/`), packages it for both platforms and validates it.
+
+use crate::{root, run, venv};
+use std::path::Path;
+use std::process::Command;
+
+/// The model identifier `Name` as a crate directory and module: `MyGear` -> `my_gear`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "new: '{name}' is not a model identifier: CamelCase letters and digits, starting \
+             with a capital (it names the .fmu, the binary and the model)"
+        ))
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("xtask: wrote {}", path.display());
+    Ok(())
+}
+
+/// Inserts `text` into the file at `path` before the first line that starts with `before`.
+fn insert_before(path: &Path, before: &str, text: &str) -> Result<(), String> {
+    let content = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let at = content
+        .match_indices(before)
+        .map(|(i, _)| i)
+        .find(|&i| i == 0 || content.as_bytes()[i - 1] == b'\n')
+        .ok_or_else(|| format!("{}: no line starting with {before:?}", path.display()))?;
+    let updated = format!("{}{text}{}", &content[..at], &content[at..]);
+    std::fs::write(path, updated).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("xtask: updated {}", path.display());
+    Ok(())
+}
+
+/// `cargo xtask new <Name>` in the workspace at `root`.
+pub fn new(root: &Path, name: &str) -> Result<(), String> {
+    check_name(name)?;
+    let module = snake(name);
+    let krate = module.replace('_', "-");
+    let dir = root.join("fmu").join(&module);
+    if dir.exists() || root.join("reference-fmus").join(name).exists() {
+        return Err(format!("new: {name} exists already ({})", dir.display()));
+    }
+    let fill = |template: &str| {
+        template
+            .replace("{Name}", name)
+            .replace("{module}", &module)
+            .replace("{crate}", &krate)
+    };
+    write(&dir.join("Cargo.toml"), &fill(CARGO_TOML))?;
+    write(&dir.join("src/lib.rs"), &fill(LIB_RS))?;
+    write(&dir.join("documentation.html"), &fill(DOCUMENTATION))?;
+    write(&dir.join("tests/in_process.rs"), &fill(IN_PROCESS))?;
+    let manifest = root.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+    let entry = format!("\"fmu/{module}\", \"xtask\"");
+    if !text.contains("\"xtask\"") {
+        return Err("Cargo.toml: no \"xtask\" in the workspace members".into());
+    }
+    std::fs::write(&manifest, text.replacen("\"xtask\"", &entry, 1)).map_err(|e| e.to_string())?;
+    let generate = root.join("reference-fmus/generate.py");
+    insert_before(&generate, "if __name__ == \"__main__\":", &fill(GENERATOR))?;
+    insert_before(
+        &generate,
+        "    print(\"reference-fmus: written\")",
+        &format!("    {module}()\n"),
+    )?;
+    let readme = root.join("README.md");
+    insert_after_table(&readme, &fill(README_ROW))?;
+    insert_before(
+        &readme,
+        "## Example: a drivetrain of FMUs",
+        &fill(README_VARIABLES),
+    )?;
+    // The reference from the closed form, by the generator just added.
+    let python = venv()?;
+    run(Command::new(python)
+        .args(["-c", &format!("import generate; generate.{module}()")])
+        .current_dir(root.join("reference-fmus")))?;
+    eprintln!(
+        "xtask: {name} scaffolded: fmu/{module}/ (model, documentation, test), \
+         reference-fmus/{name}/ (from generate.py's {module}()), README rows, workspace member"
+    );
+    Ok(())
+}
+
+/// Appends a row to the README's table of FMUs (the first table of the file).
+fn insert_after_table(readme: &Path, row: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(readme).map_err(|e| e.to_string())?;
+    let start = text
+        .find("\n| FMU |")
+        .ok_or("README.md: no table of FMUs (a line starting with '| FMU |')")?;
+    let end = text[start + 1..]
+        .find("\n\n")
+        .map(|i| start + 1 + i + 1)
+        .ok_or("README.md: the table of FMUs does not end")?;
+    let updated = format!("{}{row}{}", &text[..end], &text[end..]);
+    std::fs::write(readme, updated).map_err(|e| e.to_string())
+}
+
+/// Copies the workspace's tracked files to `target/scaffold/workspace` (its own `target/` kept
+/// between runs, the Python tools and fmi-sim shared), scaffolds a component there, packages it
+/// for both platforms and validates it.
+pub fn check() -> Result<(), String> {
+    let root = root();
+    let copy = root.join("target/scaffold/workspace");
+    if copy.exists() {
+        for entry in std::fs::read_dir(&copy).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
+            let removed = if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    let listed = Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(&root)
+        .output()
+        .map_err(|e| format!("git ls-files: {e}"))?;
+    if !listed.status.success() {
+        return Err("git ls-files failed".into());
+    }
+    for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let relative = String::from_utf8_lossy(file).into_owned();
+        let (from, to) = (root.join(&relative), copy.join(&relative));
+        if !from.is_file() {
+            continue;
+        }
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
+    }
+    venv()?;
+    std::fs::create_dir_all(copy.join("target")).map_err(|e| e.to_string())?;
+    for shared in [".venv", "target/tools"] {
+        let link = copy.join(shared);
+        if !link.exists() {
+            std::os::unix::fs::symlink(root.join(shared), &link)
+                .map_err(|e| format!("{}: {e}", link.display()))?;
+        }
+    }
+    let name = "Scaffolded";
+    new(&copy, name)?;
+    run(Command::new(env!("CARGO"))
+        .args(["test", "-p", "scaffolded", "--test", "in_process"])
+        .current_dir(&copy))?;
+    run(Command::new(env!("CARGO"))
+        .args(["xtask", "validate", "--only", name])
+        .current_dir(&copy))
+}
+
+const README_ROW: &str = "| `{Name}` | Placeholder written by `cargo xtask new`: an inertia on a viscous bearing driven by a torque | scaffolded |\n";
+
+const README_VARIABLES: &str = "### {Name}
+
+| Name | Causality | Unit | Start | Description |
+|---|---|---|---|---|
+| `J` | parameter | kg.m2 | 0.5 | Inertia (> 0) |
+| `d` | parameter | N.m.s/rad | 0.1 | Viscous friction of the bearing (>= 0) |
+| `w_start` | parameter | rad/s | 0 | Initial speed |
+| `tau` | input | N.m | 0 | Torque on the inertia |
+| `w` | output | rad/s | | Speed (the state) |
+| `a` | output | rad/s2 | | Acceleration, (tau - d w)/J |
+
+";
+
+const CARGO_TOML: &str = r#"[package]
+name = "{crate}"
+description = "{Name}, as an FMI 2.0 FMU for Co-Simulation and Model Exchange"
+version.workspace = true
+edition.workspace = true
+license.workspace = true
+
+# The model identifier of the FMU this crate packages: target/fmu/{Name}.fmu.
+[package.metadata.fmu]
+model = "{Name}"
+
+[lib]
+crate-type = ["cdylib", "rlib"]
+
+[dependencies]
+fmu-runtime.workspace = true
+"#;
+
+const LIB_RS: &str = r#"//! {Name}: an inertia J on a bearing with viscous friction d, driven by a torque,
+//! `J dw/dt = tau - d w`. A placeholder written by `cargo xtask new`: replace the equations,
+//! the declarations and `documentation.html` with the component's.
+
+use fmu_runtime::{export_fmu, Experiment, Invalid, Model, Variables};
+
+#[derive(Debug, Clone, Variables)]
+pub struct {Name} {
+    #[parameter(
+        name = "J",
+        start = 0.5,
+        unit = "kg.m2",
+        min = 0.0,
+        describe = "Inertia (> 0)"
+    )]
+    j: f64,
+    #[parameter(
+        start = 0.1,
+        unit = "N.m.s/rad",
+        min = 0.0,
+        describe = "Viscous friction of the bearing (>= 0)"
+    )]
+    d: f64,
+    #[parameter(unit = "rad/s", describe = "Initial speed")]
+    w_start: f64,
+    #[input(unit = "N.m", describe = "Torque on the inertia")]
+    tau: f64,
+    #[output(unit = "rad/s", depends_on = ["w"], state, from = w_start, derivative = "a", describe = "Speed (state)")]
+    w: f64,
+    #[output(unit = "rad/s2", depends_on = ["w", "tau"], describe = "Acceleration, (tau - d w)/J")]
+    a: f64,
+}
+
+impl {Name} {
+    fn acceleration(&self) -> f64 {
+        (self.tau - self.d * self.w) / self.j
+    }
+}
+
+impl Model for {Name} {
+    const NAME: &'static str = "{Name}";
+    const DESCRIPTION: &'static str = "An inertia on a viscous bearing driven by a torque";
+    const DOCUMENTATION: &'static str = include_str!("../documentation.html");
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+
+    fn initialize(&mut self) -> Result<(), Invalid> {
+        if !(self.j.is_finite() && self.j > 0.0) {
+            return Err(Invalid::new("J", self.j, "must be positive"));
+        }
+        if !(self.d.is_finite() && self.d >= 0.0) {
+            return Err(Invalid::new("d", self.d, "must be >= 0"));
+        }
+        Ok(())
+    }
+
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        dx[0] = self.acceleration();
+    }
+
+    fn update_outputs(&mut self, _t: f64) {
+        self.a = self.acceleration();
+    }
+}
+
+export_fmu!({Name});
+"#;
+
+const DOCUMENTATION: &str = r#"<h2>Model</h2>
+<p>An inertia <code>J</code> on a bearing with viscous friction <code>d</code>, driven by the
+torque <code>tau</code>: <code>J dw/dt = tau - d w</code>, from <code>w(0) = w_start</code>. For a
+constant torque the speed approaches <code>tau/d</code> as
+<code>w(t) = tau/d + (w_start - tau/d) exp(-d t/J)</code>, the closed form the reference scenario
+comes from.</p>
+<p>A placeholder written by <code>cargo xtask new</code>: the component's equations, their
+derivation, its event indicators and its validity limits go here.</p>
+"#;
+
+const IN_PROCESS: &str = r#"//! {Name} in its own process, without packaging: from rest under a constant torque the speed
+//! follows w(t) = (tau/d) (1 - exp(-d t/J)).
+
+use fmu_runtime::testing::Run;
+use {module}::{Name};
+
+#[test]
+fn a_constant_torque_gives_the_closed_form_speed() -> Result<(), String> {
+    let (j, d, tau) = (0.5, 0.1, 1.0);
+    let mut run = Run::<{Name}>::co_simulation(&[("J", j), ("d", d)])?;
+    run.set("tau", tau)?;
+    for _ in 0..1000 {
+        run.step(1e-3)?;
+    }
+    let exact = tau / d * (1.0 - (-d * run.time() / j).exp());
+    let w = run.get("w")?;
+    assert!((w - exact).abs() < 1e-9, "w = {w}, exactly {exact}");
+    Ok(())
+}
+"#;
+
+const GENERATOR: &str = r#"def {module}():
+    """{Name}: J dw/dt = tau - d w from rest under tau = 1 N.m, w = (tau/d) (1 - exp(-d t/J))."""
+    J, d, tau = 0.5, 0.1, 1.0
+    stop, step = 1.0, 1e-3
+    rows = []
+    for k in range(101):  # every 10 ms
+        t = round(k * 0.01, 10)
+        w = tau / d * (1.0 - math.exp(-d * t / J))
+        rows.append((t, w, (tau - d * w) / J))
+    write_scenario(os.path.join(HERE, "{Name}"), "{Name}", ["time", "tau"],
+                   [(0.0, tau), (stop, tau)], ["time", "w", "a"], rows, stop, step, 1e-8)
+
+
+"#;
