@@ -22,7 +22,9 @@ the FMUs' parameters or from an independent computation, not from a stored resul
     python chain_drive.py <dir with the .fmu files> [--check] [--readme]
 
 writes chain_drive_protocol1.png, chain_drive_protocol2.png, chain_drive_coupled.png and
-chain_drive_results.json next to this file; --readme also rewrites the tables of README.md.
+chain_drive_results.json next to this file; --readme also rewrites the tables of README.md. With
+--check alone (the test command) they go to target/examples/motorcycle/ instead: they hold this
+machine's timings, which change from run to run, and a test run leaves the tree as it was.
 """
 import json
 import math
@@ -903,12 +905,15 @@ def main(argv):
     window = taut_window(p2[(1, K_VALUES[-1])])
     res["protocol2"]["full_model_error_k1e6"] = deviations(fine, p2[(1, K_VALUES[-1])], window)
     res["cpu_time_s"] = time.process_time() - started
-    with open(os.path.join(HERE, "chain_drive_results.json"), "w") as f:
+    scratch = "--check" in argv and "--readme" not in argv
+    out = os.path.join(HERE, "../../target/examples/motorcycle") if scratch else HERE
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "chain_drive_results.json"), "w") as f:
         json.dump(to_json(res), f, indent=1, sort_keys=True)
         f.write("\n")
-    plot_protocol1(p1, os.path.join(HERE, "chain_drive_protocol1.png"))
-    plot_protocol2(p2, os.path.join(HERE, "chain_drive_protocol2.png"))
-    plot_coupled(coupled, os.path.join(HERE, "chain_drive_coupled.png"))
+    plot_protocol1(p1, os.path.join(out, "chain_drive_protocol1.png"))
+    plot_protocol2(p2, os.path.join(out, "chain_drive_protocol2.png"))
+    plot_coupled(coupled, os.path.join(out, "chain_drive_coupled.png"))
     cost, energy, coupled_table = tables(res)
     print(f"call overhead (fmi2DoStep with a NULL instance): {overhead:.0f} ns")
     print(cost, energy, coupled_table, sep="\n\n")
