@@ -147,7 +147,17 @@ fn mismatches(
                 name(md, *k)
             ));
         }
-        unseen += declared.difference(seen).count();
+        for k in declared.difference(seen) {
+            unseen += 1;
+            if std::env::var_os("FMU_DEPENDENCIES_VERBOSE").is_some() {
+                eprintln!(
+                    "  {}: {list} {} declares {} but never moved with it",
+                    md.model_name,
+                    name(md, u.index),
+                    name(md, *k)
+                );
+            }
+        }
     }
     (undeclared, unseen)
 }
