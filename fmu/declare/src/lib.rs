@@ -130,6 +130,14 @@ fn names(e: &Expr) -> Tokens {
     }
 }
 
+/// The key of one `key = value` (or `flag`) inside an attribute.
+fn key_of(meta: &syn::meta::ParseNestedMeta) -> String {
+    meta.path
+        .get_ident()
+        .map(|i| i.to_string())
+        .unwrap_or_default()
+}
+
 fn parse_declaration(kind: &str, attr: &syn::Attribute) -> syn::Result<Declaration> {
     let mut d = Declaration {
         kind: kind.to_string(),
@@ -139,11 +147,7 @@ fn parse_declaration(kind: &str, attr: &syn::Attribute) -> syn::Result<Declarati
         return Ok(d);
     }
     attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_default();
+        let key = key_of(&meta);
         match key.as_str() {
             "name" => d.name = Some(meta.value()?.parse()?),
             "index" => d.index = Some(meta.value()?.parse()?),
@@ -178,11 +182,7 @@ fn parse_embedding(attr: &syn::Attribute) -> syn::Result<Embedding> {
         return Ok(e);
     }
     attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_default();
+        let key = key_of(&meta);
         match key.as_str() {
             "with" => e.with = Some(meta.value()?.parse()?),
             "depends_on" | "initial_depends_on" => {

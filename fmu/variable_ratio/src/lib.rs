@@ -78,6 +78,31 @@ pub struct Transmission {
     pub mu_f: f64,
 }
 
+/// The compliance angle and what the transmission dissipates: the outputs both FMUs end with.
+/// Each says what the rates depend on (`#[variables(depends_on(...) = ...)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Variables)]
+pub struct Compliance {
+    #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
+    pub phi: f64,
+    #[output(
+        unit = "rad/s",
+        describe = "Rate of the compliance angle, s r w_F - w_B"
+    )]
+    pub phi_dot: f64,
+    #[output(
+        unit = "W",
+        describe = "Power dissipated by damping, mesh and bearings"
+    )]
+    pub power_loss: f64,
+    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
+    pub energy_loss: f64,
+    #[output(
+        start = 1,
+        describe = "+1 forward (base drives the follower), -1 reverse"
+    )]
+    pub power_flow: i32,
+}
+
 /// The torques and losses at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Torques {

@@ -2,7 +2,9 @@
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
 use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
-use variable_ratio::{check_ratio, power_flow_indicator, update_power_flow, Transmission};
+use variable_ratio::{
+    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission,
+};
 
 #[derive(Debug, Clone, Variables)]
 pub struct VariableRatioCoupling {
@@ -24,21 +26,14 @@ pub struct VariableRatioCoupling {
     tau_f: f64,
     #[support_torque(depends_on = ALL)]
     tau_support: f64,
-    #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
-    phi: f64,
-    #[output(unit = "rad/s", depends_on = ALL, describe = "Rate of the compliance angle, s r w_F - w_B")]
-    phi_dot: f64,
-    #[output(unit = "W", depends_on = ALL, describe = "Power dissipated by damping, mesh and bearings")]
-    power_loss: f64,
-    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
-    energy_loss: f64,
-    #[output(start = 1, depends_on = ALL, describe = "+1 forward (base drives the follower), -1 reverse")]
-    power_flow: i32,
+    #[variables(depends_on(phi_dot, power_loss, power_flow) = ALL)]
+    compliance: Compliance,
 }
 
 impl VariableRatioCoupling {
     fn torques(&self) -> variable_ratio::Torques {
-        self.params.torques(self.phi, self.w_b, self.w_f, self.r)
+        self.params
+            .torques(self.compliance.phi, self.w_b, self.w_f, self.r)
     }
 }
 
@@ -56,9 +51,9 @@ impl Model for VariableRatioCoupling {
         let t = self.params;
         t.check()?;
         check_ratio(self.r)?;
-        self.phi = t.phi_start();
-        self.energy_loss = 0.0;
-        self.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
+        self.compliance.phi = t.phi_start();
+        self.compliance.energy_loss = 0.0;
+        self.compliance.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
         Ok(())
     }
 
@@ -73,20 +68,20 @@ impl Model for VariableRatioCoupling {
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
-        power_flow_indicator(z, self.torques().flow, self.power_flow);
+        power_flow_indicator(z, self.torques().flow, self.compliance.power_flow);
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         let flow = self.torques().flow;
-        Ok(update_power_flow(&mut self.power_flow, flow))
+        Ok(update_power_flow(&mut self.compliance.power_flow, flow))
     }
 
     fn update_outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
-        self.power_loss = q.power_loss;
-        self.phi_dot = q.phi_dot;
+        self.compliance.power_loss = q.power_loss;
+        self.compliance.phi_dot = q.phi_dot;
         // No inertia: the housing balances what the shafts apply.
         self.tau_support = -(q.tau_b + q.tau_f);
     }

@@ -2,7 +2,9 @@
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
 use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
-use variable_ratio::{check_ratio, power_flow_indicator, update_power_flow, Transmission};
+use variable_ratio::{
+    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission,
+};
 
 #[derive(Debug, Clone, Variables)]
 pub struct VariableRatioTransmission {
@@ -68,21 +70,14 @@ pub struct VariableRatioTransmission {
     tau_f: f64,
     #[support_torque(depends_on = ALL)]
     tau_support: f64,
-    #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
-    phi: f64,
-    #[output(unit = "rad/s", depends_on = ALL, describe = "Rate of the compliance angle, s r w_F - w_B")]
-    phi_dot: f64,
-    #[output(unit = "W", depends_on = ALL, describe = "Power dissipated by damping, mesh and bearings")]
-    power_loss: f64,
-    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
-    energy_loss: f64,
-    #[output(start = 1, depends_on = ALL, describe = "+1 forward (base drives the follower), -1 reverse")]
-    power_flow: i32,
+    #[variables(depends_on(phi_dot, power_loss, power_flow) = ALL)]
+    compliance: Compliance,
 }
 
 impl VariableRatioTransmission {
     fn torques(&self) -> variable_ratio::Torques {
-        self.params.torques(self.phi, self.w_b, self.w_f, self.r)
+        self.params
+            .torques(self.compliance.phi, self.w_b, self.w_f, self.r)
     }
 }
 
@@ -111,11 +106,11 @@ impl Model for VariableRatioTransmission {
             }
         }
         check_ratio(self.r)?;
-        self.phi = self.params.phi_start();
+        self.compliance.phi = self.params.phi_start();
         self.phi_b = 0.0;
         self.phi_f = 0.0;
-        self.energy_loss = 0.0;
-        self.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
+        self.compliance.energy_loss = 0.0;
+        self.compliance.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
         Ok(())
     }
 
@@ -134,20 +129,20 @@ impl Model for VariableRatioTransmission {
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
-        power_flow_indicator(z, self.torques().flow, self.power_flow);
+        power_flow_indicator(z, self.torques().flow, self.compliance.power_flow);
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         let flow = self.torques().flow;
-        Ok(update_power_flow(&mut self.power_flow, flow))
+        Ok(update_power_flow(&mut self.compliance.power_flow, flow))
     }
 
     fn update_outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
-        self.power_loss = q.power_loss;
-        self.phi_dot = q.phi_dot;
+        self.compliance.power_loss = q.power_loss;
+        self.compliance.phi_dot = q.phi_dot;
         self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
         self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
         // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
