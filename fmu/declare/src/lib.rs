@@ -465,12 +465,15 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             #[inline(always)]
             #[allow(unused_variables)]
             fn get_states(&self, x: &mut [f64]) {
+                // One length check; the constant indices below need none.
+                let x = &mut x[..#offset];
                 #(#get)*
             }
 
             #[inline(always)]
             #[allow(unused_variables)]
             fn set_states(&mut self, x: &[f64]) {
+                let x = &x[..#offset];
                 #(#set)*
             }
 
