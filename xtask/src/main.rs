@@ -35,7 +35,7 @@ commands:
              missing): no console message, the reference plot in the DOM and painted, the
              screenshot not blank; first rejects deliberately broken pages
   test       the whole suite: package, cargo test, docs-check, fuzz, memcheck, the checks' own
-             tests, validate, example
+             tests, validate, example, scaffold-check
 
 validate, docs-check, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
