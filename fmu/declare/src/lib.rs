@@ -8,13 +8,13 @@
 //! #[derive(Debug, Clone, Variables)]
 //! pub struct Gear {
 //!     #[variables]                         // a struct with declarations of its own, in place
-//!     flanges: GearFlanges,
+//!     gear: GearInterface,
 //!     #[parameter(start = 0.1, unit = "kg.m2", min = 0.0, describe = "...")]
 //!     j_a: f64,
 //!     #[output(unit = "rad", state, angle, from = phi_b_start, derivative = "w_b", describe = "...")]
 //!     phi_b: f64,
-//!     #[output(name = "theta_ds", index = 0, unit = "rad", state, describe = "...")]
-//!     #[output(name = "theta_sa", index = 1, unit = "rad", state, describe = "...")]
+//!     #[output(name = "theta_ds", index = 0, unit = "rad", state, derivative = "w_ds")]
+//!     #[output(name = "theta_sa", index = 1, unit = "rad", state, derivative = "w_sa")]
 //!     #[start([0.0; 2])]
 //!     q: [f64; 2],
 //! }
@@ -33,8 +33,9 @@
 //!   known;
 //! - `state`: a continuous state, in the state vector in declaration order; `derivative =
 //!   "name"`, the variable that is its time derivative; `angle`, it is a shaft angle (its error
-//!   is controlled relative to the distance travelled); `from = field`, the field whose value
-//!   it takes when initialization ends.
+//!   is controlled relative to the distance travelled); `from = field`, the start parameter
+//!   whose value it takes when initialization ends (before `Model::initialize`, which sets the
+//!   states computed otherwise).
 //!
 //! `#[variables]` embeds a field whose type derives `Variables`: its declarations, states
 //! included, come in at that place. `#[variables(depends_on(a, b) = NAMES)]` (and
