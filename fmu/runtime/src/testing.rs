@@ -37,7 +37,7 @@ impl<M: Model> Run<M> {
     }
 
     fn reference(&self, name: &str) -> Result<(u32, bool), String> {
-        let vars = M::variables();
+        let vars = &self.instance.vars;
         let vr = vars
             .iter()
             .position(|v| v.name == name)

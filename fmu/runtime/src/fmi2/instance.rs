@@ -170,7 +170,7 @@ pub struct Instance<M: Model> {
     pub state: FmiState,
     pub interface: Interface,
     pub(super) guid: String,
-    pub(super) vars: Vec<Var<M>>,
+    pub(crate) vars: Vec<Var<M>>,
     pub(super) model: M,
     pub(super) time: f64,
     pub(super) start_time: f64,
