@@ -53,6 +53,7 @@ pub struct ChainDrive {
     #[output(
         name = "theta_ds",
         index = 0,
+        depends_on = THETA_DS,
         unit = "rad",
         state,
         angle,
@@ -62,6 +63,7 @@ pub struct ChainDrive {
     #[output(
         name = "theta_sa",
         index = 1,
+        depends_on = THETA_SA,
         unit = "rad",
         state,
         derivative = "w_sa",
@@ -70,6 +72,7 @@ pub struct ChainDrive {
     #[output(
         name = "theta_rw",
         index = 2,
+        depends_on = ["theta_rw"],
         unit = "rad",
         state,
         angle,
@@ -80,6 +83,7 @@ pub struct ChainDrive {
     #[output(
         name = "w_ds",
         index = 0,
+        depends_on = W_DS,
         unit = "rad/s",
         state,
         derivative = "a_ds",
@@ -88,6 +92,7 @@ pub struct ChainDrive {
     #[output(
         name = "w_sa",
         index = 1,
+        depends_on = ["w_sa"],
         unit = "rad/s",
         state,
         derivative = "a_sa",
@@ -96,6 +101,7 @@ pub struct ChainDrive {
     #[output(
         name = "w_rw",
         index = 2,
+        depends_on = ["w_rw"],
         unit = "rad/s",
         state,
         derivative = "a_rw",
@@ -106,17 +112,17 @@ pub struct ChainDrive {
     #[output(name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, describe = "Swing-arm acceleration")]
     #[output(name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, describe = "Wheel acceleration relative to the swing arm")]
     a: [f64; 3],
-    #[output(unit = "rad", describe = "Absolute wheel angle theta_sa + theta_rw")]
+    #[output(unit = "rad", depends_on = THETA_WHEEL, describe = "Absolute wheel angle theta_sa + theta_rw")]
     theta_wheel: f64,
-    #[output(unit = "rad/s", describe = "Absolute wheel speed w_sa + w_rw")]
+    #[output(unit = "rad/s", depends_on = ["w_sa", "w_rw"], describe = "Absolute wheel speed w_sa + w_rw")]
     w_wheel: f64,
     #[output(name = "T_upper", unit = "N", depends_on = DYNAMIC, describe = "Tension of the upper run (>= 0)")]
     t_u: f64,
     #[output(name = "T_lower", unit = "N", depends_on = DYNAMIC, describe = "Tension of the lower run (>= 0)")]
     t_l: f64,
-    #[output(name = "e_upper", unit = "m", depends_on = DYNAMIC, describe = "Extension of the upper run (negative: slack)")]
+    #[output(name = "e_upper", unit = "m", depends_on = GEOMETRY, describe = "Extension of the upper run (negative: slack)")]
     e_u: f64,
-    #[output(name = "e_lower", unit = "m", depends_on = DYNAMIC, describe = "Extension of the lower run (negative: slack)")]
+    #[output(name = "e_lower", unit = "m", depends_on = GEOMETRY, describe = "Extension of the lower run (negative: slack)")]
     e_l: f64,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
     tau_chain_ds: f64,
@@ -124,43 +130,29 @@ pub struct ChainDrive {
     tau_chain_rw: f64,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
     tau_chain_sa: f64,
-    #[output(name = "chain_mode", start = FREE, describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
+    #[output(name = "chain_mode", start = FREE, depends_on = [], describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
     mode: i32,
-    #[output(
-        unit = "J",
-        describe = "Kinetic energy of sprocket, swing arm and wheel"
-    )]
+    #[output(unit = "J", depends_on = W_DS, describe = "Kinetic energy of sprocket, swing arm and wheel")]
     energy_kinetic: f64,
-    #[output(
-        unit = "J",
-        describe = "Potential energy in gravity, 0 at theta_sa_ref"
-    )]
+    #[output(unit = "J", depends_on = THETA_SA, describe = "Potential energy in gravity, 0 at theta_sa_ref")]
     energy_gravity: f64,
-    #[output(
-        unit = "J",
-        describe = "Potential energy of the suspension, 0 at theta_sa_ref"
-    )]
+    #[output(unit = "J", depends_on = THETA_SA, describe = "Potential energy of the suspension, 0 at theta_sa_ref")]
     energy_suspension: f64,
-    #[output(
-        unit = "J",
-        describe = "Elastic energy of the chain (0 in the inextensible model)"
-    )]
+    #[output(unit = "J", depends_on = GEOMETRY, describe = "Elastic energy of the chain (0 in the inextensible model)")]
     energy_chain: f64,
-    #[output(unit = "W", depends_on = DYNAMIC, describe = "Power dissipated by friction, damping and the brake")]
+    #[output(unit = "W", depends_on = DISSIPATION, describe = "Power dissipated by friction, damping and the brake")]
     power_dissipated: f64,
     #[output(
         unit = "J",
+        depends_on = ["energy_dissipated"],
         state,
         derivative = "power_dissipated",
         describe = "Energy dissipated since the start, impacts included (state)"
     )]
     energy_dissipated: f64,
-    #[output(
-        unit = "J",
-        describe = "Energy lost in the impacts of the inextensible chain taking up its slack"
-    )]
+    #[output(unit = "J", depends_on = [], describe = "Energy lost in the impacts of the inextensible chain taking up its slack")]
     energy_impact: f64,
-    #[output(describe = "Impacts of the inextensible chain since the start")]
+    #[output(depends_on = [], describe = "Impacts of the inextensible chain since the start")]
     impact_count: i32,
     #[calculated_parameter(
         name = "I_sa",
@@ -218,6 +210,20 @@ impl ChainDrive {
 const DYNAMIC: &[&str] = &[
     "theta_ds", "theta_sa", "theta_rw", "w_ds", "w_sa", "w_rw", "tau_eng", "tau_load", "c_brake",
 ];
+// The QSS model solves the sprocket and swing-arm angles from the torques (the brake's through
+// w_rw) and the sprocket speed from the wheel's through the chain: the outputs that read them
+// follow those knowns too.
+const THETA_SA: &[&str] = &["theta_sa", "w_rw", "tau_eng", "tau_load", "c_brake"];
+const THETA_DS: &[&str] = &[
+    "theta_ds", "theta_sa", "theta_rw", "w_rw", "tau_eng", "tau_load", "c_brake",
+];
+const THETA_WHEEL: &[&str] = &[
+    "theta_sa", "theta_rw", "w_rw", "tau_eng", "tau_load", "c_brake",
+];
+/// The run lengths: every angle.
+const GEOMETRY: &[&str] = THETA_DS;
+const W_DS: &[&str] = &["theta_sa", "w_ds", "w_sa", "w_rw"];
+const DISSIPATION: &[&str] = &["theta_sa", "w_ds", "w_sa", "w_rw", "c_brake"];
 
 impl Model for ChainDrive {
     const NAME: &'static str = "ChainDrive";

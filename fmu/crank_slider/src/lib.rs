@@ -124,7 +124,7 @@ pub struct CrankSlider {
     d2s_dphi2: f64,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque the rod exerts on the crank")]
     tau_rod: f64,
-    #[output(depends_on = ["phi"], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
+    #[output(depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
     dead_centre_count: i32,
     #[local(describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
     side: i32,

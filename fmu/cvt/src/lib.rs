@@ -133,11 +133,11 @@ pub struct Cvt {
     ratio: f64,
     #[output(depends_on = ["s2"], describe = "ds1/ds2 along the belt constraint")]
     ds1_ds2: f64,
-    #[output(unit = "J", depends_on = ["s2", "v2"], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
+    #[output(unit = "J", depends_on = [], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
     energy_impact: f64,
     #[support_torque(depends_on = ROTATION)]
     tau_support: f64,
-    #[output(start = FREE, depends_on = SHEAVES, describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
+    #[output(start = FREE, depends_on = [], describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
     sheave_mode: i32,
 }
 

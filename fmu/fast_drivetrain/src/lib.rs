@@ -114,7 +114,7 @@ pub struct FastDrivetrain {
     theta_ds: f64,
     #[output(unit = "rad/s", depends_on = SPIN, describe = "Sprocket shaft speed relative to the casing")]
     w_ds: f64,
-    #[output(unit = "N.m.s", depends_on = ["p"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
+    #[output(unit = "N.m.s", depends_on = ["p", "gear"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
     p: f64,
     #[output(name = "Q", unit = "N.m", depends_on = PITCH, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
     q: f64,
@@ -130,39 +130,27 @@ pub struct FastDrivetrain {
     theta_b: f64,
     #[output(unit = "rad/s", depends_on = SPIN, describe = "Disc B speed relative to the casing, -w_a")]
     w_b: f64,
-    #[output(name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
+    #[output(name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z", "gear"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
     #[output(name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
-    #[output(name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
+    #[output(name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x", "gear"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
     moment: [f64; 3],
     #[output(name = "E_kin", unit = "J", depends_on = ENERGY, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
     e_kin: f64,
-    #[output(name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng"], describe = "Engine power, tau_eng w_eng")]
+    #[output(name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng", "gear"], describe = "Engine power, tau_eng w_eng")]
     p_eng: f64,
     #[output(name = "P_damping", unit = "W", depends_on = SPIN, describe = "Power dissipated by d_spin, d_spin w_ds^2")]
     p_damping: f64,
-    #[variables]
+    #[variables(depends_on(gamma, delta, rho_e, rho_eng, lambda, Jxx_a, Jxx_b, Jyy_a, Jyy_b, J_pitch) = SHIFT)]
     set: GearSet,
-    #[output(start = 1, describe = "The gear whose ratios are engaged")]
+    #[output(start = 1, depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
     gear_engaged: i32,
-    #[output(describe = "Number of gear shifts since the start")]
+    #[output(depends_on = SHIFT, describe = "Number of gear shifts since the start")]
     shift_count: i32,
-    #[output(
-        unit = "J",
-        discrete,
-        describe = "Energy dissipated by the last shift (>= 0)"
-    )]
+    #[output(unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by the last shift (>= 0)")]
     shift_loss: f64,
-    #[output(
-        unit = "N.m.s",
-        discrete,
-        describe = "Angular impulse about y the drivetrain gave the casing at the last shift"
-    )]
+    #[output(unit = "N.m.s", discrete, depends_on = SHIFT, describe = "Angular impulse about y the drivetrain gave the casing at the last shift")]
     shift_impulse: f64,
-    #[output(
-        unit = "J",
-        discrete,
-        describe = "Energy dissipated by all shifts since the start"
-    )]
+    #[output(unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by all shifts since the start")]
     energy_shift: f64,
     #[local]
     shift_from: i32,
@@ -283,9 +271,12 @@ fn ratio_variables<L: Lens<Inner = FastDrivetrain>>(v: &mut Vec<Var<L::Outer>>) 
     gear_ratio_vars!(v; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
 }
 
-const SPIN: &[&str] = &["p", "omega_y"];
-const PITCH: &[&str] = &["p", "omega_y", "tau_eng", "tau_ext"];
-const ENERGY: &[&str] = &["p", "omega_x", "omega_y", "omega_z"];
+// A change of `gear` shifts in the event iteration, which moves the momentum p and the ratios:
+// whatever follows p or the ratios follows `gear` in Event Mode.
+const SPIN: &[&str] = &["p", "omega_y", "gear"];
+const PITCH: &[&str] = &["p", "omega_y", "tau_eng", "tau_ext", "gear"];
+const ENERGY: &[&str] = &["p", "omega_x", "omega_y", "omega_z", "gear"];
+const SHIFT: &[&str] = &["gear"];
 
 impl FastDrivetrain {
     fn shafts(&self) -> &[Shaft] {

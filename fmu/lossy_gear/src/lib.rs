@@ -46,7 +46,7 @@ pub struct LossyGear {
     #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss",
              describe = "Energy dissipated since the start: the integral of power_loss (state)")]
     energy_loss: f64,
-    #[output(start = STUCK, depends_on = DYNAMIC,
+    #[output(start = STUCK, depends_on = [],
              describe = "2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")]
     mode: i32,
     #[support_torque(depends_on = DYNAMIC)]

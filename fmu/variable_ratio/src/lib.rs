@@ -79,15 +79,12 @@ pub struct Transmission {
 }
 
 /// The compliance angle and what the transmission dissipates: the outputs both FMUs end with.
-/// Each says what the rates depend on (`#[variables(depends_on(...) = ...)]`).
+/// Each says what the losses depend on (`#[variables(depends_on(power_loss) = ...)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct Compliance {
     #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
     pub phi: f64,
-    #[output(
-        unit = "rad/s",
-        describe = "Rate of the compliance angle, s r w_F - w_B"
-    )]
+    #[output(unit = "rad/s", depends_on = ["w_B", "w_F", "r"], describe = "Rate of the compliance angle, s r w_F - w_B")]
     pub phi_dot: f64,
     #[output(
         unit = "W",
@@ -96,10 +93,8 @@ pub struct Compliance {
     pub power_loss: f64,
     #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
     pub energy_loss: f64,
-    #[output(
-        start = 1,
-        describe = "+1 forward (base drives the follower), -1 reverse"
-    )]
+    /// Changes only in the event iteration, so it follows no known between events.
+    #[output(start = 1, depends_on = [], describe = "+1 forward (base drives the follower), -1 reverse")]
     pub power_flow: i32,
 }
 

@@ -26,7 +26,7 @@ pub struct VariableRatioCoupling {
     tau_f: f64,
     #[support_torque(depends_on = ALL)]
     tau_support: f64,
-    #[variables(depends_on(phi_dot, power_loss, power_flow) = ALL)]
+    #[variables(depends_on(power_loss) = ALL)]
     compliance: Compliance,
 }
 

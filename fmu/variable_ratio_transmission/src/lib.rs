@@ -56,21 +56,21 @@ pub struct VariableRatioTransmission {
     phi_b: f64,
     #[output(name = "w_B", unit = "rad/s", depends_on = ["w_B"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
     w_b: f64,
-    #[output(name = "a_B", unit = "rad/s2", depends_on = ALL, describe = "Base acceleration")]
+    #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, describe = "Base acceleration")]
     a_b: f64,
     #[output(name = "phi_F", unit = "rad", depends_on = ["phi_F"], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
     phi_f: f64,
     #[output(name = "w_F", unit = "rad/s", depends_on = ["w_F"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
     w_f: f64,
-    #[output(name = "a_F", unit = "rad/s2", depends_on = ALL, describe = "Follower acceleration")]
+    #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, describe = "Follower acceleration")]
     a_f: f64,
-    #[output(name = "tau_B", unit = "N.m", depends_on = ALL, describe = "Torque the base shaft applies to the transmission")]
+    #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the base shaft applies to the transmission")]
     tau_b: f64,
-    #[output(name = "tau_F", unit = "N.m", depends_on = ALL, describe = "Torque the follower shaft applies to the transmission")]
+    #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the follower shaft applies to the transmission")]
     tau_f: f64,
-    #[support_torque(depends_on = ALL)]
+    #[support_torque(depends_on = COMPLIANCE)]
     tau_support: f64,
-    #[variables(depends_on(phi_dot, power_loss, power_flow) = ALL)]
+    #[variables(depends_on(power_loss) = COMPLIANCE)]
     compliance: Compliance,
 }
 
@@ -81,7 +81,10 @@ impl VariableRatioTransmission {
     }
 }
 
-const ALL: &[&str] = &["w_B", "w_F", "phi", "tau_B_ext", "tau_F_ext", "r"];
+/// The compliance torque's knowns; each acceleration adds its own shaft's external torque.
+const COMPLIANCE: &[&str] = &["w_B", "w_F", "phi", "r"];
+const BASE: &[&str] = &["w_B", "w_F", "phi", "tau_B_ext", "r"];
+const FOLLOWER: &[&str] = &["w_B", "w_F", "phi", "tau_F_ext", "r"];
 
 impl Model for VariableRatioTransmission {
     const NAME: &'static str = "VariableRatioTransmission";
