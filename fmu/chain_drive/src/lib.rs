@@ -8,6 +8,7 @@
 pub mod geometry;
 mod half_bike;
 
+use fmu_runtime::declare::concat_names;
 use fmu_runtime::math::sin;
 use fmu_runtime::{
     export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
@@ -54,6 +55,7 @@ pub struct ChainDrive {
         name = "theta_ds",
         index = 0,
         depends_on = THETA_DS,
+        initial_depends_on = &INITIAL_RUNS,
         unit = "rad",
         state,
         angle,
@@ -64,6 +66,7 @@ pub struct ChainDrive {
         name = "theta_sa",
         index = 1,
         depends_on = THETA_SA,
+        initial_depends_on = &INITIAL_POSE,
         unit = "rad",
         state,
         derivative = "w_sa",
@@ -73,6 +76,7 @@ pub struct ChainDrive {
         name = "theta_rw",
         index = 2,
         depends_on = ["theta_rw"],
+        initial_depends_on = [],
         unit = "rad",
         state,
         angle,
@@ -84,6 +88,7 @@ pub struct ChainDrive {
         name = "w_ds",
         index = 0,
         depends_on = W_DS,
+        initial_depends_on = ["r_ds", "r_ws", "w_rw_start"],
         unit = "rad/s",
         state,
         derivative = "a_ds",
@@ -93,6 +98,7 @@ pub struct ChainDrive {
         name = "w_sa",
         index = 1,
         depends_on = ["w_sa"],
+        initial_depends_on = [],
         unit = "rad/s",
         state,
         derivative = "a_sa",
@@ -102,78 +108,84 @@ pub struct ChainDrive {
         name = "w_rw",
         index = 2,
         depends_on = ["w_rw"],
+        initial_depends_on = ["w_rw_start"],
         unit = "rad/s",
         state,
         derivative = "a_rw",
         describe = "Wheel speed relative to the swing arm"
     )]
     w: [f64; 3],
-    #[output(name = "a_ds", index = 0, unit = "rad/s2", depends_on = DYNAMIC, describe = "Drive sprocket acceleration")]
-    #[output(name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, describe = "Swing-arm acceleration")]
-    #[output(name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, describe = "Wheel acceleration relative to the swing arm")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_ds", index = 0, unit = "rad/s2", depends_on = DYNAMIC, describe = "Drive sprocket acceleration")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, describe = "Swing-arm acceleration")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, describe = "Wheel acceleration relative to the swing arm")]
     a: [f64; 3],
-    #[output(unit = "rad", depends_on = THETA_WHEEL, describe = "Absolute wheel angle theta_sa + theta_rw")]
+    #[output(initial_depends_on = &INITIAL_POSE, unit = "rad", depends_on = THETA_WHEEL, describe = "Absolute wheel angle theta_sa + theta_rw")]
     theta_wheel: f64,
-    #[output(unit = "rad/s", depends_on = ["w_sa", "w_rw"], describe = "Absolute wheel speed w_sa + w_rw")]
+    #[output(initial_depends_on = ["w_rw_start"], unit = "rad/s", depends_on = ["w_sa", "w_rw"], describe = "Absolute wheel speed w_sa + w_rw")]
     w_wheel: f64,
-    #[output(name = "T_upper", unit = "N", depends_on = DYNAMIC, describe = "Tension of the upper run (>= 0)")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "T_upper", unit = "N", depends_on = DYNAMIC, describe = "Tension of the upper run (>= 0)")]
     t_u: f64,
-    #[output(name = "T_lower", unit = "N", depends_on = DYNAMIC, describe = "Tension of the lower run (>= 0)")]
+    #[output(initial_depends_on = INITIAL_WHEEL_TORQUES, name = "T_lower", unit = "N", depends_on = DYNAMIC, describe = "Tension of the lower run (>= 0)")]
     t_l: f64,
-    #[output(name = "e_upper", unit = "m", depends_on = GEOMETRY, describe = "Extension of the upper run (negative: slack)")]
+    #[output(initial_depends_on = &INITIAL_RUNS, name = "e_upper", unit = "m", depends_on = GEOMETRY, describe = "Extension of the upper run (negative: slack)")]
     e_u: f64,
-    #[output(name = "e_lower", unit = "m", depends_on = GEOMETRY, describe = "Extension of the lower run (negative: slack)")]
+    #[output(initial_depends_on = &INITIAL_RUNS, name = "e_lower", unit = "m", depends_on = GEOMETRY, describe = "Extension of the lower run (negative: slack)")]
     e_l: f64,
-    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
     tau_chain_ds: f64,
-    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)")]
     tau_chain_rw: f64,
-    #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
+    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
     tau_chain_sa: f64,
-    #[output(name = "chain_mode", start = FREE, depends_on = [], describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
+    #[output(initial_depends_on = &INITIAL_MODE, name = "chain_mode", start = FREE, depends_on = [], describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
     mode: i32,
-    #[output(unit = "J", depends_on = W_DS, describe = "Kinetic energy of sprocket, swing arm and wheel")]
+    #[output(initial_depends_on = ["J_ds", "J_rw", "r_ds", "r_ws", "w_rw_start"], unit = "J", depends_on = W_DS, describe = "Kinetic energy of sprocket, swing arm and wheel")]
     energy_kinetic: f64,
-    #[output(unit = "J", depends_on = THETA_SA, describe = "Potential energy in gravity, 0 at theta_sa_ref")]
+    #[output(initial_depends_on = &INITIAL_POSE, unit = "J", depends_on = THETA_SA, describe = "Potential energy in gravity, 0 at theta_sa_ref")]
     energy_gravity: f64,
-    #[output(unit = "J", depends_on = THETA_SA, describe = "Potential energy of the suspension, 0 at theta_sa_ref")]
+    #[output(initial_depends_on = &INITIAL_POSE, unit = "J", depends_on = THETA_SA, describe = "Potential energy of the suspension, 0 at theta_sa_ref")]
     energy_suspension: f64,
-    #[output(unit = "J", depends_on = GEOMETRY, describe = "Elastic energy of the chain (0 in the inextensible model)")]
+    #[output(initial_depends_on = &INITIAL_CHAIN_ENERGY, unit = "J", depends_on = GEOMETRY, describe = "Elastic energy of the chain (0 in the inextensible model)")]
     energy_chain: f64,
-    #[output(unit = "W", depends_on = DISSIPATION, describe = "Power dissipated by friction, damping and the brake")]
+    #[output(initial_depends_on = ["r_ds", "r_ws", "gamma_ds", "gamma_rw", "w_rw_start", "c_brake"], unit = "W", depends_on = DISSIPATION, describe = "Power dissipated by friction, damping and the brake")]
     power_dissipated: f64,
     #[output(
         unit = "J",
         depends_on = ["energy_dissipated"],
+        initial_depends_on = [],
         state,
         derivative = "power_dissipated",
         describe = "Energy dissipated since the start, impacts included (state)"
     )]
     energy_dissipated: f64,
-    #[output(unit = "J", depends_on = [], describe = "Energy lost in the impacts of the inextensible chain taking up its slack")]
+    #[output(initial_depends_on = [], unit = "J", depends_on = [], describe = "Energy lost in the impacts of the inextensible chain taking up its slack")]
     energy_impact: f64,
-    #[output(depends_on = [], describe = "Impacts of the inextensible chain since the start")]
+    #[output(initial_depends_on = [], depends_on = [], describe = "Impacts of the inextensible chain since the start")]
     impact_count: i32,
     #[calculated_parameter(
         name = "I_sa",
+        initial_depends_on = ["J_sa", "m_sa", "m_rw", "l_sa", "d_sa"],
         unit = "kg.m2",
         describe = "Inertia of swing arm and wheel mass about the pivot, J_sa + m_sa d_sa^2 + m_rw l_sa^2"
     )]
     i_sa: f64,
     #[calculated_parameter(
         name = "G_sa",
+        initial_depends_on = ["m_sa", "m_rw", "l_sa", "d_sa", "g"],
         unit = "N.m",
         describe = "Gravity moment amplitude g (m_sa d_sa + m_rw l_sa)"
     )]
     g_sa: f64,
     #[calculated_parameter(
         name = "L_upper_0",
+        initial_depends_on = &INITIAL_LENGTH,
         unit = "m",
         describe = "Upper-run length at which it goes taut (lengths between material marks)"
     )]
     l_u0: f64,
     #[calculated_parameter(
         name = "L_lower_0",
+        initial_depends_on = &INITIAL_SLACK_LENGTH,
         unit = "m",
         describe = "Lower-run length at which it goes taut"
     )]
@@ -223,7 +235,62 @@ const THETA_WHEEL: &[&str] = &[
 /// The run lengths: every angle.
 const GEOMETRY: &[&str] = THETA_DS;
 const W_DS: &[&str] = &["theta_sa", "w_ds", "w_sa", "w_rw"];
-const DISSIPATION: &[&str] = &["theta_sa", "w_ds", "w_sa", "w_rw", "c_brake"];
+const DISSIPATION: &[&str] = &[
+    "theta_ds", "theta_sa", "theta_rw", "w_ds", "w_sa", "w_rw", "c_brake",
+];
+
+// At the start the swing arm and wheel are at rest relative to each other (w_sa = 0) and every
+// chain run just reaches its rest length (plus the slack), so the full and inextensible models
+// start without tension; the QSS model solves the pose and the tensions from the torques, the
+// inertias (the wheel's acceleration loads the chain) and the wheel's start speed.
+const INITIAL_POSE: [&str; 22] = [
+    "J_ds",
+    "J_rw",
+    "m_sa",
+    "m_rw",
+    "l_sa",
+    "d_sa",
+    "r_ds",
+    "r_ws",
+    "ds_x",
+    "ds_z",
+    "g",
+    "k_susp",
+    "tau_preload",
+    "theta_sa_ref",
+    "gamma_ds",
+    "gamma_rw",
+    "chain_model",
+    "theta_sa_start",
+    "w_rw_start",
+    "tau_eng",
+    "tau_load",
+    "c_brake",
+];
+/// The sprocket angle and the runs' extensions also follow the chain's stretch and slack.
+const INITIAL_RUNS: [&str; 24] = concat_names(&[&INITIAL_POSE, &["k_chain", "slack"]]);
+/// The accelerations and the chain's loads also follow the swing arm's inertia.
+const INITIAL_DYNAMICS: [&str; 23] = concat_names(&[&INITIAL_POSE, &["J_sa"]]);
+/// Which run is taut also follows the chain's damping.
+const INITIAL_MODE: [&str; 24] = concat_names(&[&INITIAL_DYNAMICS, &["c_chain"]]);
+/// The torque balance of sprocket and wheel alone (the QSS lower run).
+const INITIAL_WHEEL_TORQUES: &[&str] = &[
+    "J_ds",
+    "J_rw",
+    "r_ds",
+    "r_ws",
+    "gamma_ds",
+    "gamma_rw",
+    "chain_model",
+    "w_rw_start",
+    "tau_eng",
+    "tau_load",
+    "c_brake",
+];
+const INITIAL_CHAIN_ENERGY: [&str; 12] = concat_names(&[INITIAL_WHEEL_TORQUES, &["k_chain"]]);
+/// The run lengths at the start pose.
+const INITIAL_LENGTH: [&str; 6] = ["l_sa", "r_ds", "r_ws", "ds_x", "ds_z", "theta_sa_start"];
+const INITIAL_SLACK_LENGTH: [&str; 7] = concat_names(&[&INITIAL_LENGTH, &["slack"]]);
 
 impl Model for ChainDrive {
     const NAME: &'static str = "ChainDrive";

@@ -106,25 +106,25 @@ pub struct CrankSlider {
         describe = "External force on the piston along s (positive pushes s up)"
     )]
     f: f64,
-    #[output(unit = "rad", depends_on = ["phi"], state, angle, from = phi_start, derivative = "w", describe = "Crank angle (state)")]
+    #[output(unit = "rad", depends_on = ["phi"], initial_depends_on = ["phi_start"], state, angle, from = phi_start, derivative = "w", describe = "Crank angle (state)")]
     phi: f64,
-    #[output(unit = "rad/s", depends_on = ["w"], state, from = w_start, derivative = "alpha", describe = "Crank speed (state)")]
+    #[output(unit = "rad/s", depends_on = ["w"], initial_depends_on = ["w_start"], state, from = w_start, derivative = "alpha", describe = "Crank speed (state)")]
     w: f64,
     #[output(unit = "rad/s2", depends_on = DYNAMIC, describe = "Crank acceleration")]
     alpha: f64,
-    #[output(unit = "m", depends_on = ["phi"], describe = "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")]
+    #[output(unit = "m", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")]
     s: f64,
-    #[output(unit = "m/s", depends_on = ["phi", "w"], describe = "Piston speed ds/dt")]
+    #[output(unit = "m/s", depends_on = ["phi", "w"], initial_depends_on = ["crank_radius", "rod_length", "phi_start", "w_start"], describe = "Piston speed ds/dt")]
     v: f64,
     #[output(unit = "m/s2", depends_on = DYNAMIC, describe = "Piston acceleration")]
     a_s: f64,
-    #[output(unit = "m/rad", depends_on = ["phi"], describe = "ds/dphi, the transmission ratio of the mechanism")]
+    #[output(unit = "m/rad", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "ds/dphi, the transmission ratio of the mechanism")]
     ds_dphi: f64,
-    #[output(unit = "m/rad2", depends_on = ["phi"], describe = "d2s/dphi2")]
+    #[output(unit = "m/rad2", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "d2s/dphi2")]
     d2s_dphi2: f64,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque the rod exerts on the crank")]
     tau_rod: f64,
-    #[output(depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
+    #[output(depends_on = [], initial_depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
     dead_centre_count: i32,
     #[local(describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
     side: i32,
@@ -150,6 +150,8 @@ impl CrankSlider {
 }
 
 const DYNAMIC: &[&str] = &["phi", "w", "tau", "f"];
+/// The mechanism's geometry at the start angle.
+const INITIAL_GEOMETRY: &[&str] = &["crank_radius", "rod_length", "phi_start"];
 
 impl Model for CrankSlider {
     const NAME: &'static str = "CrankSlider";

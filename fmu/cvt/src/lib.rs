@@ -5,6 +5,7 @@
 mod belt;
 
 use belt::{Configuration, Geometry};
+use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
     export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
 };
@@ -80,11 +81,13 @@ pub struct Cvt {
     #[calculated_parameter(name = "L0", unit = "m", initial_depends_on = ["C", "D1_bar", "D2_bar"], describe = "Belt length, from D1_bar, D2_bar and C")]
     l0: f64,
     #[calculated_parameter(
+        initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s1_max", "s2_min"],
         unit = "m",
         describe = "Lowest s2 that keeps both sheaves within their limits"
     )]
     s2_lo: f64,
     #[calculated_parameter(
+        initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s1_min", "s2_max"],
         unit = "m",
         describe = "Highest s2 that keeps both sheaves within their limits"
     )]
@@ -105,39 +108,39 @@ pub struct Cvt {
         describe = "Axial actuator force on the secondary sheave, along s2"
     )]
     f_2: f64,
-    #[output(unit = "rad", depends_on = ["phi1"], state, angle, from = phi1_start, derivative = "w1", describe = "Primary angle (state)")]
+    #[output(initial_depends_on = ["phi1_start"], unit = "rad", depends_on = ["phi1"], state, angle, from = phi1_start, derivative = "w1", describe = "Primary angle (state)")]
     phi1: f64,
-    #[output(unit = "rad/s", depends_on = ["w1"], state, from = w1_start, derivative = "a1", describe = "Primary speed (state)")]
+    #[output(initial_depends_on = ["w1_start"], unit = "rad/s", depends_on = ["w1"], state, from = w1_start, derivative = "a1", describe = "Primary speed (state)")]
     w1: f64,
-    #[output(unit = "rad/s2", depends_on = ROTATION, describe = "Primary acceleration")]
+    #[output(initial_depends_on = &INITIAL_A1, unit = "rad/s2", depends_on = ROTATION, describe = "Primary acceleration")]
     a1: f64,
-    #[output(unit = "rad", depends_on = ["phi2"], state, angle, from = phi2_start, derivative = "w2", describe = "Secondary angle (state)")]
+    #[output(initial_depends_on = ["phi2_start"], unit = "rad", depends_on = ["phi2"], state, angle, from = phi2_start, derivative = "w2", describe = "Secondary angle (state)")]
     phi2: f64,
-    #[output(unit = "rad/s", depends_on = ["w1", "s2"], describe = "Secondary speed, (D1/D2) w1")]
+    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c2", "w1_start", "s2_start"], unit = "rad/s", depends_on = ["w1", "s2"], describe = "Secondary speed, (D1/D2) w1")]
     w2: f64,
-    #[output(unit = "m", depends_on = ["s2"], describe = "Primary sheave position, from the belt constraint")]
+    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s2_start"], unit = "m", depends_on = ["s2"], describe = "Primary sheave position, from the belt constraint")]
     s1: f64,
-    #[output(unit = "m/s", depends_on = ["s2", "v2"], describe = "Primary sheave speed")]
+    #[output(initial_depends_on = &STOPS, unit = "m/s", depends_on = ["s2", "v2"], describe = "Primary sheave speed")]
     v1: f64,
-    #[output(unit = "m", depends_on = ["s2"], state, from = s2_start, derivative = "v2", describe = "Secondary sheave position (state)")]
+    #[output(initial_depends_on = ["s2_start"], unit = "m", depends_on = ["s2"], state, from = s2_start, derivative = "v2", describe = "Secondary sheave position (state)")]
     s2: f64,
-    #[output(unit = "m/s", depends_on = ["v2"], state, from = v2_start, derivative = "a2", describe = "Secondary sheave speed (state)")]
+    #[output(initial_depends_on = &STOPS, unit = "m/s", depends_on = ["v2"], state, from = v2_start, derivative = "a2", describe = "Secondary sheave speed (state)")]
     v2: f64,
-    #[output(unit = "m/s2", depends_on = SHEAVES, describe = "Secondary sheave acceleration")]
+    #[output(initial_depends_on = &INITIAL_A2, unit = "m/s2", depends_on = SHEAVES, describe = "Secondary sheave acceleration")]
     a2: f64,
-    #[output(name = "D1", unit = "m", depends_on = ["s2"], describe = "Primary working diameter")]
+    #[output(initial_depends_on = INITIAL_RATIO, name = "D1", unit = "m", depends_on = ["s2"], describe = "Primary working diameter")]
     d1: f64,
-    #[output(name = "D2", unit = "m", depends_on = ["s2"], describe = "Secondary working diameter")]
+    #[output(initial_depends_on = ["D2_bar", "s2_bar", "c2", "s2_start"], name = "D2", unit = "m", depends_on = ["s2"], describe = "Secondary working diameter")]
     d2: f64,
-    #[output(depends_on = ["s2"], describe = "D2/D1 = w1/w2")]
+    #[output(initial_depends_on = INITIAL_RATIO, depends_on = ["s2"], describe = "D2/D1 = w1/w2")]
     ratio: f64,
-    #[output(depends_on = ["s2"], describe = "ds1/ds2 along the belt constraint")]
+    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c1", "c2", "s2_start"], depends_on = ["s2"], describe = "ds1/ds2 along the belt constraint")]
     ds1_ds2: f64,
-    #[output(unit = "J", depends_on = [], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
+    #[output(initial_depends_on = &INITIAL_IMPACT, unit = "J", depends_on = [], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
     energy_impact: f64,
-    #[support_torque(depends_on = ROTATION)]
+    #[support_torque(depends_on = ROTATION, initial_depends_on = &INITIAL_A1)]
     tau_support: f64,
-    #[output(start = FREE, depends_on = [], describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
+    #[output(initial_depends_on = &INITIAL_MODE, start = FREE, depends_on = [], describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
     sheave_mode: i32,
 }
 
@@ -304,6 +307,20 @@ impl Cvt {
 
 const ROTATION: &[&str] = &["w1", "s2", "v2", "tau_1", "tau_2"];
 const SHEAVES: &[&str] = &["w1", "s2", "v2", "F_1", "F_2"];
+
+// At the start the sheave may sit on a stop, where it is held or not and its speed lost: what
+// follows the sheave's motion follows the stops, that is the belt geometry and every limit.
+const STOPS: [&str; 13] = [
+    "C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s1_min", "s1_max", "s2_min",
+    "s2_max", "s2_start", "v2_start",
+];
+const INITIAL_RATIO: &[&str] = &["C", "D1_bar", "D2_bar", "s2_bar", "c2", "s2_start"];
+const INITIAL_A1: [&str; 18] = concat_names(&[&STOPS, &["J1", "J2", "w1_start", "tau_1", "tau_2"]]);
+const INITIAL_A2: [&str; 19] =
+    concat_names(&[&STOPS, &["J2", "m1", "m2", "w1_start", "F_1", "F_2"]]);
+const INITIAL_IMPACT: [&str; 15] = concat_names(&[&STOPS, &["m1", "m2"]]);
+/// Held on a stop while the actuators and the belt push the sheave into it.
+const INITIAL_MODE: [&str; 17] = concat_names(&[&STOPS, &["J2", "w1_start", "F_1", "F_2"]]);
 
 impl Model for Cvt {
     const NAME: &'static str = "CVT";

@@ -7,7 +7,7 @@
 
 mod reduction;
 
-use fmu_runtime::declare::Lens;
+use fmu_runtime::declare::{concat_names, Lens};
 use fmu_runtime::{export_fmu, real, Experiment, Invalid, Model, Var, Variables};
 use reduction::{GearSet, MassDistribution, Shaft};
 
@@ -72,7 +72,14 @@ pub struct FastDrivetrain {
         describe = "Initial sprocket shaft speed relative to the casing"
     )]
     w_ds_start: f64,
-    #[variables]
+    #[variables(
+        initial_depends_on(alpha) = &TRANSVERSE_SUM,
+        initial_depends_on(beta) = &SPIN_SUM,
+        initial_depends_on(m_disc) = &MASSES,
+        initial_depends_on(hx_disc, dJ_zz) = &MASSES_X,
+        initial_depends_on(hz_disc, dJ_xx) = &MASSES_Z,
+        initial_depends_on(dJ_yy, dJ_xz) = &MASSES_XZ
+    )]
     mass: MassDistribution,
     #[input(
         unit = "N.m",
@@ -110,47 +117,52 @@ pub struct FastDrivetrain {
         describe = "Selected gear, 1 to nGears: a change shifts at the next communication point"
     )]
     gear: i32,
-    #[output(unit = "rad", depends_on = ["theta_ds"], state, angle, from = theta_ds_start, derivative = "w_ds", describe = "Sprocket shaft angle relative to the casing (state)")]
+    #[output(initial_depends_on = ["theta_ds_start"], unit = "rad", depends_on = ["theta_ds"], state, angle, from = theta_ds_start, derivative = "w_ds", describe = "Sprocket shaft angle relative to the casing (state)")]
     theta_ds: f64,
-    #[output(unit = "rad/s", depends_on = SPIN, describe = "Sprocket shaft speed relative to the casing")]
+    #[output(initial_depends_on = ["w_ds_start"], unit = "rad/s", depends_on = SPIN, describe = "Sprocket shaft speed relative to the casing")]
     w_ds: f64,
-    #[output(unit = "N.m.s", depends_on = ["p", "gear"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
+    #[output(initial_depends_on = &INITIAL_P, unit = "N.m.s", depends_on = ["p", "gear"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
     p: f64,
-    #[output(name = "Q", unit = "N.m", depends_on = PITCH, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
+    #[output(initial_depends_on = &INITIAL_Q, name = "Q", unit = "N.m", depends_on = PITCH, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
     q: f64,
-    #[output(unit = "J", depends_on = ["energy_damping"], state, derivative = "P_damping", describe = "Energy dissipated by d_spin since the start (state)")]
+    #[output(initial_depends_on = [], unit = "J", depends_on = ["energy_damping"], state, derivative = "P_damping", describe = "Energy dissipated by d_spin since the start (state)")]
     energy_damping: f64,
-    #[output(unit = "rad/s", depends_on = SPIN, describe = "Engine speed: crankshaft relative to the casing")]
+    #[output(initial_depends_on = &INITIAL_W_ENG, unit = "rad/s", depends_on = SPIN, describe = "Engine speed: crankshaft relative to the casing")]
     w_eng: f64,
-    #[output(unit = "rad", depends_on = ["theta_ds"], describe = "Disc A angle relative to the casing (continuous through shifts)")]
+    #[output(initial_depends_on = &INITIAL_ANGLE, unit = "rad", depends_on = ["theta_ds"], describe = "Disc A angle relative to the casing (continuous through shifts)")]
     theta_a: f64,
-    #[output(unit = "rad/s", depends_on = SPIN, describe = "Disc A speed relative to the casing, rho_e w_ds")]
+    #[output(initial_depends_on = &INITIAL_SPIN, unit = "rad/s", depends_on = SPIN, describe = "Disc A speed relative to the casing, rho_e w_ds")]
     w_a: f64,
-    #[output(unit = "rad", depends_on = ["theta_ds"], describe = "Disc B angle relative to the casing, -theta_a")]
+    #[output(initial_depends_on = &INITIAL_ANGLE, unit = "rad", depends_on = ["theta_ds"], describe = "Disc B angle relative to the casing, -theta_a")]
     theta_b: f64,
-    #[output(unit = "rad/s", depends_on = SPIN, describe = "Disc B speed relative to the casing, -w_a")]
+    #[output(initial_depends_on = &INITIAL_SPIN, unit = "rad/s", depends_on = SPIN, describe = "Disc B speed relative to the casing, -w_a")]
     w_b: f64,
-    #[output(name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z", "gear"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
-    #[output(name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
-    #[output(name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x", "gear"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
+    #[output(initial_depends_on = &INITIAL_M_X, name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z", "gear"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
+    #[output(initial_depends_on = &INITIAL_M_Y, name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
+    #[output(initial_depends_on = &INITIAL_M_Z, name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x", "gear"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
     moment: [f64; 3],
-    #[output(name = "E_kin", unit = "J", depends_on = ENERGY, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
+    #[output(initial_depends_on = &INITIAL_E_KIN, name = "E_kin", unit = "J", depends_on = ENERGY, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
     e_kin: f64,
-    #[output(name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng", "gear"], describe = "Engine power, tau_eng w_eng")]
+    #[output(initial_depends_on = &INITIAL_P_ENG, name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng", "gear"], describe = "Engine power, tau_eng w_eng")]
     p_eng: f64,
-    #[output(name = "P_damping", unit = "W", depends_on = SPIN, describe = "Power dissipated by d_spin, d_spin w_ds^2")]
+    #[output(initial_depends_on = ["d_spin", "w_ds_start"], name = "P_damping", unit = "W", depends_on = SPIN, describe = "Power dissipated by d_spin, d_spin w_ds^2")]
     p_damping: f64,
-    #[variables(depends_on(gamma, delta, rho_e, rho_eng, lambda, Jxx_a, Jxx_b, Jyy_a, Jyy_b, J_pitch) = SHIFT)]
+    #[variables(
+        depends_on(gamma, delta, rho_e, rho_eng, lambda, Jxx_a, Jxx_b, Jyy_a, Jyy_b, J_pitch) = SHIFT,
+        initial_depends_on(gamma, delta, rho_e, Jyy_a, Jyy_b, J_pitch) = &REDUCTION,
+        initial_depends_on(lambda, Jxx_a, Jxx_b) = &TRANSVERSE,
+        initial_depends_on(rho_eng) = &ENGINE_RATIO
+    )]
     set: GearSet,
-    #[output(start = 1, depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
+    #[output(initial_depends_on = SHIFT, start = 1, depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
     gear_engaged: i32,
-    #[output(depends_on = SHIFT, describe = "Number of gear shifts since the start")]
+    #[output(initial_depends_on = [], depends_on = SHIFT, describe = "Number of gear shifts since the start")]
     shift_count: i32,
-    #[output(unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by the last shift (>= 0)")]
+    #[output(initial_depends_on = [], unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by the last shift (>= 0)")]
     shift_loss: f64,
-    #[output(unit = "N.m.s", discrete, depends_on = SHIFT, describe = "Angular impulse about y the drivetrain gave the casing at the last shift")]
+    #[output(initial_depends_on = [], unit = "N.m.s", discrete, depends_on = SHIFT, describe = "Angular impulse about y the drivetrain gave the casing at the last shift")]
     shift_impulse: f64,
-    #[output(unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by all shifts since the start")]
+    #[output(initial_depends_on = [], unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by all shifts since the start")]
     energy_shift: f64,
     #[local]
     shift_from: i32,
@@ -219,6 +231,8 @@ macro_rules! names {
 const M_NAMES: [&str; MAX_SHAFTS] = names!("m"; "1", "2", "3", "4", "5", "6", "7", "8");
 const JXX_NAMES: [&str; MAX_SHAFTS] = names!("Jxx"; "1", "2", "3", "4", "5", "6", "7", "8");
 const JYY_NAMES: [&str; MAX_SHAFTS] = names!("Jyy"; "1", "2", "3", "4", "5", "6", "7", "8");
+const HX_NAMES: [&str; MAX_SHAFTS] = names!("hx"; "1", "2", "3", "4", "5", "6", "7", "8");
+const HZ_NAMES: [&str; MAX_SHAFTS] = names!("hz"; "1", "2", "3", "4", "5", "6", "7", "8");
 /// RHO_NAMES[g][k] = "rho[g+1,k+1]".
 const RHO_NAMES: [[&str; MAX_SHAFTS]; MAX_GEARS] = [
     names!("rho"; "1,1", "1,2", "1,3", "1,4", "1,5", "1,6", "1,7", "1,8"),
@@ -240,9 +254,9 @@ macro_rules! shaft_vars {
             .unit("kg.m2").min(0.0).describe(concat!("Transverse inertia of shaft ", $n, " about its centre of mass (Jxx = Jzz)")));
         $v.push(Var::parameter(JYY_NAMES[$k], real!(shaft[$k].jyy))
             .unit("kg.m2").min(0.0).describe(concat!("Spin inertia of shaft ", $n, " (about the casing's y axis)")));
-        $v.push(Var::parameter(concat!("hx[", $n, "]"), real!(shaft[$k].hx))
+        $v.push(Var::parameter(HX_NAMES[$k], real!(shaft[$k].hx))
             .unit("m").describe(concat!("x of shaft ", $n, "'s centre of mass in the casing frame")));
-        $v.push(Var::parameter(concat!("hz[", $n, "]"), real!(shaft[$k].hz))
+        $v.push(Var::parameter(HZ_NAMES[$k], real!(shaft[$k].hz))
             .unit("m").describe(concat!("z of shaft ", $n, "'s centre of mass in the casing frame")));
     )*};
 }
@@ -277,6 +291,43 @@ const SPIN: &[&str] = &["p", "omega_y", "gear"];
 const PITCH: &[&str] = &["p", "omega_y", "tau_eng", "tau_ext", "gear"];
 const ENERGY: &[&str] = &["p", "omega_x", "omega_y", "omega_z", "gear"];
 const SHIFT: &[&str] = &["gear"];
+
+// At the start: the selected gear's ratios (any gear can be selected, any shaft can be the
+// crankshaft) reduce the shafts in use to the discs. iSprocket and nGears only decide which
+// values are valid.
+const RHO_ALL: [&str; MAX_SHAFTS * MAX_GEARS] = concat_names(&[
+    &RHO_NAMES[0],
+    &RHO_NAMES[1],
+    &RHO_NAMES[2],
+    &RHO_NAMES[3],
+    &RHO_NAMES[4],
+    &RHO_NAMES[5],
+    &RHO_NAMES[6],
+    &RHO_NAMES[7],
+]);
+/// The discs' spin inertias and ratios: every Jyy and ratio.
+const REDUCTION: [&str; 74] = concat_names(&[&JYY_NAMES, &RHO_ALL, &["nShafts", "gear"]]);
+/// And the discs' transverse inertias.
+const TRANSVERSE: [&str; 82] = concat_names(&[&REDUCTION, &JXX_NAMES]);
+const ENGINE_RATIO: [&str; 66] = concat_names(&[&RHO_ALL, &["iCrank", "gear"]]);
+const INITIAL_W_ENG: [&str; 67] = concat_names(&[&ENGINE_RATIO, &["w_ds_start"]]);
+const INITIAL_P_ENG: [&str; 68] = concat_names(&[&INITIAL_W_ENG, &["tau_eng"]]);
+const INITIAL_Q: [&str; 70] = concat_names(&[&INITIAL_W_ENG, &["tau_eng", "tau_ext", "d_spin"]]);
+const INITIAL_ANGLE: [&str; 75] = concat_names(&[&REDUCTION, &["theta_ds_start"]]);
+const INITIAL_SPIN: [&str; 75] = concat_names(&[&REDUCTION, &["w_ds_start"]]);
+const INITIAL_P: [&str; 76] = concat_names(&[&INITIAL_SPIN, &["omega_y"]]);
+const INITIAL_M_X: [&str; 77] = concat_names(&[&INITIAL_P, &["omega_z"]]);
+// At the start w_ds is w_ds_start itself, so M_y does not follow omega_y through p.
+const INITIAL_M_Y: [&str; 79] =
+    concat_names(&[&INITIAL_SPIN, &["iCrank", "tau_eng", "tau_ext", "d_spin"]]);
+const INITIAL_M_Z: [&str; 77] = concat_names(&[&INITIAL_P, &["omega_x"]]);
+const INITIAL_E_KIN: [&str; 86] = concat_names(&[&INITIAL_P, &JXX_NAMES, &["omega_x", "omega_z"]]);
+const MASSES: [&str; 9] = concat_names(&[&M_NAMES, &["nShafts"]]);
+const TRANSVERSE_SUM: [&str; 9] = concat_names(&[&JXX_NAMES, &["nShafts"]]);
+const SPIN_SUM: [&str; 9] = concat_names(&[&JYY_NAMES, &["nShafts"]]);
+const MASSES_X: [&str; 17] = concat_names(&[&MASSES, &HX_NAMES]);
+const MASSES_Z: [&str; 17] = concat_names(&[&MASSES, &HZ_NAMES]);
+const MASSES_XZ: [&str; 25] = concat_names(&[&MASSES_X, &HZ_NAMES]);
 
 impl FastDrivetrain {
     fn shafts(&self) -> &[Shaft] {

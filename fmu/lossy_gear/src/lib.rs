@@ -6,7 +6,7 @@
 
 mod losses;
 
-use fmu_runtime::declare::Lens;
+use fmu_runtime::declare::{concat_names, Lens};
 use fmu_runtime::{
     export_fmu, real, Access, Experiment, Indicators, Invalid, Model, Side, Var, Variables,
     HYSTERESIS,
@@ -20,12 +20,35 @@ pub const STUCK: i32 = 0;
 pub const BACKWARD: i32 = -1;
 
 const DYNAMIC: &[&str] = &["w_b", "tau_a", "tau_b"];
+/// At the start: the torques, inertias and speed through the whole loss table (the start speed
+/// can fall in any row); not the start angle.
+const INITIAL: [&str; 57] = concat_names(&[
+    &[
+        "ratio",
+        "J_a",
+        "J_b",
+        "w_b_start",
+        "tau_a",
+        "tau_b",
+        "nLossRows",
+    ],
+    &TABLE_NAMES[0],
+    &TABLE_NAMES[1],
+    &TABLE_NAMES[2],
+    &TABLE_NAMES[3],
+    &TABLE_NAMES[4],
+    &TABLE_NAMES[5],
+    &TABLE_NAMES[6],
+    &TABLE_NAMES[7],
+    &TABLE_NAMES[8],
+    &TABLE_NAMES[9],
+]);
 
 /// The start values are the LossyGearDemo3 case of the seed: it made the classic model fail at
 /// t = 0.5 s.
 #[derive(Debug, Clone, Variables)]
 pub struct LossyGear {
-    #[variables(depends_on(a_a, a_b) = DYNAMIC)]
+    #[variables(depends_on(a_a, a_b) = DYNAMIC, initial_depends_on(a_a, a_b) = &INITIAL)]
     #[start(GearInterface::with_parameters(1.0, 0.001, 0.001, 0.0, 10.0))]
     gear: GearInterface,
     #[parameter(name = "nLossRows", start = 1, min = 1.0, max = MAX_ROWS as f64,
@@ -34,22 +57,22 @@ pub struct LossyGear {
     #[variables(with = table_variables)]
     #[start(demo_table())]
     loss_table: [[f64; COLUMNS]; MAX_ROWS],
-    #[output(unit = "N.m", depends_on = DYNAMIC,
+    #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL,
              describe = "Torque the gear exerts on the a-side inertia through flange a; the constraint torque while stuck")]
     tau_mesh: f64,
-    #[output(unit = "N.m", depends_on = DYNAMIC,
+    #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL,
              describe = "Loss torque referred to flange a (tauLoss); while stuck, the torque the friction holds")]
     tau_loss: f64,
-    #[output(unit = "W", depends_on = DYNAMIC,
+    #[output(unit = "W", depends_on = DYNAMIC, initial_depends_on = &INITIAL,
              describe = "Power dissipated by mesh and bearing losses, tau_loss*w_a (>= 0)")]
     power_loss: f64,
-    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss",
+    #[output(unit = "J", depends_on = ["energy_loss"], initial_depends_on = [], state, derivative = "power_loss",
              describe = "Energy dissipated since the start: the integral of power_loss (state)")]
     energy_loss: f64,
-    #[output(start = STUCK, depends_on = [],
+    #[output(start = STUCK, depends_on = [], initial_depends_on = ["ratio", "w_b_start"],
              describe = "2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")]
     mode: i32,
-    #[support_torque(depends_on = DYNAMIC)]
+    #[support_torque(depends_on = DYNAMIC, initial_depends_on = &INITIAL)]
     tau_support: f64,
     #[local(describe = "Loss-table interval that holds |w_a| (0-based); changes are events")]
     segment: i32,

@@ -102,3 +102,21 @@ fn link_derivatives<M>(vars: &mut [Var<M>]) {
         "the derivatives must be declared in the order of their states"
     );
 }
+
+/// The names of several lists in one, at compile time, for a dependency list made of families
+/// of variables (`initial_depends_on = &LIST`); `N` must be the total length.
+pub const fn concat_names<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut j = 0;
+        while j < parts[p].len() {
+            out[i] = parts[p][j];
+            i += 1;
+            j += 1;
+        }
+        p += 1;
+    }
+    assert!(i == N, "concat_names: N is not the total length");
+    out
+}

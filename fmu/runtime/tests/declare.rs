@@ -130,3 +130,11 @@ fn start_values_and_states() {
     let k = vars.iter().find(|v| v.name == "k").unwrap();
     assert_eq!(k.value(&m), 3.0);
 }
+
+#[test]
+fn concat_names_joins_lists_in_order() {
+    use fmu_runtime::declare::concat_names;
+    const A: [&str; 2] = ["a", "b"];
+    const JOINED: [&str; 4] = concat_names(&[&A, &[], &["c", "d"]]);
+    assert_eq!(JOINED, ["a", "b", "c", "d"]);
+}

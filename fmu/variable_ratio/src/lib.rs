@@ -79,10 +79,11 @@ pub struct Transmission {
 }
 
 /// The compliance angle and what the transmission dissipates: the outputs both FMUs end with.
-/// Each says what the losses depend on (`#[variables(depends_on(power_loss) = ...)]`).
+/// Each FMU says what the losses depend on, and at the start what follows its speeds
+/// (`#[variables(depends_on(power_loss) = ..., initial_depends_on(...) = ...)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
 pub struct Compliance {
-    #[output(unit = "rad", depends_on = ["phi"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
+    #[output(unit = "rad", depends_on = ["phi"], initial_depends_on = ["k_p", "tau_B_start"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
     pub phi: f64,
     #[output(unit = "rad/s", depends_on = ["w_B", "w_F", "r"], describe = "Rate of the compliance angle, s r w_F - w_B")]
     pub phi_dot: f64,
@@ -91,7 +92,7 @@ pub struct Compliance {
         describe = "Power dissipated by damping, mesh and bearings"
     )]
     pub power_loss: f64,
-    #[output(unit = "J", depends_on = ["energy_loss"], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
+    #[output(unit = "J", depends_on = ["energy_loss"], initial_depends_on = [], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
     pub energy_loss: f64,
     /// Changes only in the event iteration, so it follows no known between events.
     #[output(start = 1, depends_on = [], describe = "+1 forward (base drives the follower), -1 reverse")]

@@ -52,25 +52,30 @@ pub struct VariableRatioTransmission {
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
     r: f64,
-    #[output(name = "phi_B", unit = "rad", depends_on = ["phi_B"], state, angle, derivative = "w_B", describe = "Base angle (state)")]
+    #[output(initial_depends_on = [], name = "phi_B", unit = "rad", depends_on = ["phi_B"], state, angle, derivative = "w_B", describe = "Base angle (state)")]
     phi_b: f64,
-    #[output(name = "w_B", unit = "rad/s", depends_on = ["w_B"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
+    #[output(initial_depends_on = ["w_B_start"], name = "w_B", unit = "rad/s", depends_on = ["w_B"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
     w_b: f64,
-    #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, describe = "Base acceleration")]
+    #[output(initial_depends_on = INITIAL_A_B, name = "a_B", unit = "rad/s2", depends_on = BASE, describe = "Base acceleration")]
     a_b: f64,
-    #[output(name = "phi_F", unit = "rad", depends_on = ["phi_F"], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
+    #[output(initial_depends_on = [], name = "phi_F", unit = "rad", depends_on = ["phi_F"], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
     phi_f: f64,
-    #[output(name = "w_F", unit = "rad/s", depends_on = ["w_F"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
+    #[output(initial_depends_on = ["w_F_start"], name = "w_F", unit = "rad/s", depends_on = ["w_F"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
     w_f: f64,
-    #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, describe = "Follower acceleration")]
+    #[output(initial_depends_on = INITIAL_A_F, name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, describe = "Follower acceleration")]
     a_f: f64,
-    #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the base shaft applies to the transmission")]
+    #[output(initial_depends_on = INITIAL_TAU_B, name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the base shaft applies to the transmission")]
     tau_b: f64,
-    #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the follower shaft applies to the transmission")]
+    #[output(initial_depends_on = INITIAL_TAU_F, name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the follower shaft applies to the transmission")]
     tau_f: f64,
-    #[support_torque(depends_on = COMPLIANCE)]
+    #[support_torque(depends_on = COMPLIANCE, initial_depends_on = INITIAL_LOSSES)]
     tau_support: f64,
-    #[variables(depends_on(power_loss) = COMPLIANCE)]
+    #[variables(
+        depends_on(power_loss) = COMPLIANCE,
+        initial_depends_on(phi_dot) = ["direction", "w_B_start", "w_F_start", "r"],
+        initial_depends_on(power_loss) = INITIAL_LOSSES,
+        initial_depends_on(power_flow) = ["k_v", "tau_B_start", "direction", "w_B_start", "w_F_start", "r"]
+    )]
     compliance: Compliance,
 }
 
@@ -85,6 +90,67 @@ impl VariableRatioTransmission {
 const COMPLIANCE: &[&str] = &["w_B", "w_F", "phi", "r"];
 const BASE: &[&str] = &["w_B", "w_F", "phi", "tau_B_ext", "r"];
 const FOLLOWER: &[&str] = &["w_B", "w_F", "phi", "tau_F_ext", "r"];
+// At the start the compliance holds tau_B_start (phi = tau_B_start / k_p), its damping acts on
+// the start speeds, and each shaft adds its bearing; the follower also the mesh losses.
+const INITIAL_TAU_B: &[&str] = &[
+    "k_v",
+    "tau_B_start",
+    "direction",
+    "mu_B",
+    "w_B_start",
+    "w_F_start",
+    "r",
+];
+const INITIAL_TAU_F: &[&str] = &[
+    "k_v",
+    "tau_B_start",
+    "direction",
+    "losses",
+    "eta",
+    "w_th",
+    "mu_F",
+    "w_B_start",
+    "w_F_start",
+    "r",
+];
+const INITIAL_LOSSES: &[&str] = &[
+    "k_v",
+    "tau_B_start",
+    "direction",
+    "losses",
+    "eta",
+    "w_th",
+    "mu_B",
+    "mu_F",
+    "w_B_start",
+    "w_F_start",
+    "r",
+];
+const INITIAL_A_B: &[&str] = &[
+    "k_v",
+    "tau_B_start",
+    "direction",
+    "mu_B",
+    "J_B",
+    "w_B_start",
+    "w_F_start",
+    "tau_B_ext",
+    "r",
+];
+const INITIAL_A_F: &[&str] = &[
+    "k_v",
+    "tau_B_start",
+    "direction",
+    "losses",
+    "eta",
+    "w_th",
+    "mu_F",
+    "J_F",
+    "w_B_start",
+    "w_F_start",
+    "tau_F_ext",
+    "r",
+];
 
 impl Model for VariableRatioTransmission {
     const NAME: &'static str = "VariableRatioTransmission";
