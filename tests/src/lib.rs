@@ -4,6 +4,7 @@
 
 pub mod ode;
 pub mod scenario;
+pub mod state_bytes;
 
 use libloading::Library;
 use model_description::ModelDescription;

@@ -3,6 +3,7 @@
 //! random call sequences, many instances and many threads. Every call must return a status;
 //! nothing may crash, hang or leak.
 
+use fmu_harness::state_bytes::{crafted, value};
 use fmu_harness::{Fmu, Instance, DISCARD, ERROR, OK, WARNING};
 use model_description::{Causality, VariableType};
 use std::ffi::{c_char, c_int, c_void};
@@ -528,14 +529,23 @@ fn random_sequence(fmu: &Fmu, seed: u64) {
                 unsafe { (fmu.api.set_integer)(inst.c, &vr, 1, &value) }
             }
             14 => match states.last() {
-                // A serialized state with one random byte changed, or cut short.
+                // A serialized state with one random byte changed, cut short, or with one
+                // value changed and its checksum made right (crafted).
                 Some(st) => match inst.serialize(st) {
                     Ok(mut bytes) => {
                         let i = rng.below(bytes.len() as u64) as usize;
-                        if rng.below(2) == 0 {
-                            bytes[i] ^= 1 << rng.below(8);
-                        } else {
-                            bytes.truncate(i);
+                        match rng.below(3) {
+                            0 => bytes[i] ^= 1 << rng.below(8),
+                            1 => bytes.truncate(i),
+                            _ => {
+                                let vr = rng.below(n_vars) as u32;
+                                let x = match rng.below(3) {
+                                    0 => rng.value(),
+                                    1 => value(&bytes, vr) + rng.below(3) as f64 - 1.0,
+                                    _ => value(&bytes, vr) * 10.0,
+                                };
+                                bytes = crafted(&bytes, &[(vr, x)]);
+                            }
                         }
                         let (s, st) = inst.deserialize(&bytes);
                         if s == OK {

@@ -115,39 +115,39 @@ pub struct ChainDrive {
         describe = "Wheel speed relative to the swing arm"
     )]
     w: [f64; 3],
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_ds", index = 0, unit = "rad/s2", depends_on = DYNAMIC, describe = "Drive sprocket acceleration")]
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, describe = "Swing-arm acceleration")]
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, describe = "Wheel acceleration relative to the swing arm")]
+    #[output(name = "a_ds", index = 0, unit = "rad/s2", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Drive sprocket acceleration")]
+    #[output(name = "a_sa", index = 1, unit = "rad/s2", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Swing-arm acceleration")]
+    #[output(name = "a_rw", index = 2, unit = "rad/s2", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Wheel acceleration relative to the swing arm")]
     a: [f64; 3],
-    #[output(initial_depends_on = &INITIAL_POSE, unit = "rad", depends_on = THETA_WHEEL, describe = "Absolute wheel angle theta_sa + theta_rw")]
+    #[output(unit = "rad", depends_on = THETA_WHEEL, initial_depends_on = &INITIAL_POSE, describe = "Absolute wheel angle theta_sa + theta_rw")]
     theta_wheel: f64,
-    #[output(initial_depends_on = ["w_rw_start"], unit = "rad/s", depends_on = ["w_sa", "w_rw"], describe = "Absolute wheel speed w_sa + w_rw")]
+    #[output(unit = "rad/s", depends_on = ["w_sa", "w_rw"], initial_depends_on = ["w_rw_start"], describe = "Absolute wheel speed w_sa + w_rw")]
     w_wheel: f64,
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, name = "T_upper", unit = "N", depends_on = DYNAMIC, describe = "Tension of the upper run (>= 0)")]
+    #[output(name = "T_upper", unit = "N", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Tension of the upper run (>= 0)")]
     t_u: f64,
-    #[output(initial_depends_on = INITIAL_WHEEL_TORQUES, name = "T_lower", unit = "N", depends_on = DYNAMIC, describe = "Tension of the lower run (>= 0)")]
+    #[output(name = "T_lower", unit = "N", depends_on = DYNAMIC, initial_depends_on = INITIAL_WHEEL_TORQUES, describe = "Tension of the lower run (>= 0)")]
     t_l: f64,
-    #[output(initial_depends_on = &INITIAL_RUNS, name = "e_upper", unit = "m", depends_on = GEOMETRY, describe = "Extension of the upper run (negative: slack)")]
+    #[output(name = "e_upper", unit = "m", depends_on = GEOMETRY, initial_depends_on = &INITIAL_RUNS, describe = "Extension of the upper run (negative: slack)")]
     e_u: f64,
-    #[output(initial_depends_on = &INITIAL_RUNS, name = "e_lower", unit = "m", depends_on = GEOMETRY, describe = "Extension of the lower run (negative: slack)")]
+    #[output(name = "e_lower", unit = "m", depends_on = GEOMETRY, initial_depends_on = &INITIAL_RUNS, describe = "Extension of the lower run (negative: slack)")]
     e_l: f64,
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
+    #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Torque of the chain on the drive sprocket, r_ds (T_lower - T_upper)")]
     tau_chain_ds: f64,
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)")]
+    #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Torque of the chain on the wheel sprocket, r_ws (T_upper - T_lower)")]
     tau_chain_rw: f64,
-    #[output(initial_depends_on = &INITIAL_DYNAMICS, unit = "N.m", depends_on = DYNAMIC, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
+    #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL_DYNAMICS, describe = "Moment of the chain about the pivot on swing arm and wheel together (squat moment), positive lifting the wheel")]
     tau_chain_sa: f64,
-    #[output(initial_depends_on = &INITIAL_MODE, name = "chain_mode", start = FREE, depends_on = [], describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
+    #[output(name = "chain_mode", start = FREE, min = LOWER as f64, max = BOTH as f64, depends_on = [], initial_depends_on = &INITIAL_MODE, describe = "Taut run: 1 upper, -1 lower, 0 none (slack), 2 both (full model)")]
     mode: i32,
-    #[output(initial_depends_on = ["J_ds", "J_rw", "r_ds", "r_ws", "w_rw_start"], unit = "J", depends_on = W_DS, describe = "Kinetic energy of sprocket, swing arm and wheel")]
+    #[output(unit = "J", depends_on = W_DS, initial_depends_on = ["J_ds", "J_rw", "r_ds", "r_ws", "w_rw_start"], describe = "Kinetic energy of sprocket, swing arm and wheel")]
     energy_kinetic: f64,
-    #[output(initial_depends_on = &INITIAL_POSE, unit = "J", depends_on = THETA_SA, describe = "Potential energy in gravity, 0 at theta_sa_ref")]
+    #[output(unit = "J", depends_on = THETA_SA, initial_depends_on = &INITIAL_POSE, describe = "Potential energy in gravity, 0 at theta_sa_ref")]
     energy_gravity: f64,
-    #[output(initial_depends_on = &INITIAL_POSE, unit = "J", depends_on = THETA_SA, describe = "Potential energy of the suspension, 0 at theta_sa_ref")]
+    #[output(unit = "J", depends_on = THETA_SA, initial_depends_on = &INITIAL_POSE, describe = "Potential energy of the suspension, 0 at theta_sa_ref")]
     energy_suspension: f64,
-    #[output(initial_depends_on = &INITIAL_CHAIN_ENERGY, unit = "J", depends_on = GEOMETRY, describe = "Elastic energy of the chain (0 in the inextensible model)")]
+    #[output(unit = "J", depends_on = GEOMETRY, initial_depends_on = &INITIAL_CHAIN_ENERGY, describe = "Elastic energy of the chain (0 in the inextensible model)")]
     energy_chain: f64,
-    #[output(initial_depends_on = ["r_ds", "r_ws", "gamma_ds", "gamma_rw", "w_rw_start", "c_brake"], unit = "W", depends_on = DISSIPATION, describe = "Power dissipated by friction, damping and the brake")]
+    #[output(unit = "W", depends_on = DISSIPATION, initial_depends_on = ["r_ds", "r_ws", "gamma_ds", "gamma_rw", "w_rw_start", "c_brake"], describe = "Power dissipated by friction, damping and the brake")]
     power_dissipated: f64,
     #[output(
         unit = "J",
@@ -158,9 +158,9 @@ pub struct ChainDrive {
         describe = "Energy dissipated since the start, impacts included (state)"
     )]
     energy_dissipated: f64,
-    #[output(initial_depends_on = [], unit = "J", depends_on = [], describe = "Energy lost in the impacts of the inextensible chain taking up its slack")]
+    #[output(unit = "J", min = 0.0, depends_on = [], initial_depends_on = [], describe = "Energy lost in the impacts of the inextensible chain taking up its slack")]
     energy_impact: f64,
-    #[output(initial_depends_on = [], depends_on = [], describe = "Impacts of the inextensible chain since the start")]
+    #[output(min = 0.0, depends_on = [], initial_depends_on = [], describe = "Impacts of the inextensible chain since the start")]
     impact_count: i32,
     #[calculated_parameter(
         name = "I_sa",
@@ -415,6 +415,38 @@ impl Model for ChainDrive {
             self.impact_count += 1;
         }
         Ok(true)
+    }
+
+    /// Both runs taut only in the full model; impacts only in the inextensible one.
+    fn check_state(&self) -> Result<(), Invalid> {
+        if self.mode == BOTH && self.chain_model != FULL {
+            return Err(Invalid::new(
+                "chain_mode",
+                f64::from(self.mode),
+                format!(
+                    "both runs taut (2) happens in the full model (chain_model 1), not in chain_model {}",
+                    self.chain_model
+                ),
+            ));
+        }
+        if self.chain_model != INEXTENSIBLE {
+            for (name, value) in [
+                ("impact_count", f64::from(self.impact_count)),
+                ("energy_impact", self.energy_impact),
+            ] {
+                if value != 0.0 {
+                    return Err(Invalid::new(
+                        name,
+                        value,
+                        format!(
+                            "only the inextensible chain (chain_model 3) has impacts, not chain_model {}",
+                            self.chain_model
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn describe_event(&self, _t: f64) -> Option<String> {

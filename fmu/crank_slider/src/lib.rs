@@ -124,9 +124,9 @@ pub struct CrankSlider {
     d2s_dphi2: f64,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque the rod exerts on the crank")]
     tau_rod: f64,
-    #[output(depends_on = [], initial_depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
+    #[output(min = 0.0, depends_on = [], initial_depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
     dead_centre_count: i32,
-    #[local(describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
+    #[local(min = -1.0, max = 1.0, describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
     side: i32,
 }
 
@@ -237,6 +237,18 @@ impl Model for CrankSlider {
         }
         self.side = heading;
         Ok(true)
+    }
+
+    /// A crank that has not left its starting dead centre (side 0) has passed none.
+    fn check_state(&self) -> Result<(), Invalid> {
+        if self.side == 0 && self.dead_centre_count != 0 {
+            return Err(Invalid::new(
+                "dead_centre_count",
+                f64::from(self.dead_centre_count),
+                "the crank has not left its starting dead centre (side 0)",
+            ));
+        }
+        Ok(())
     }
 
     fn update_outputs(&mut self, _t: f64) {

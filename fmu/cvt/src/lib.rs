@@ -108,39 +108,39 @@ pub struct Cvt {
         describe = "Axial actuator force on the secondary sheave, along s2"
     )]
     f_2: f64,
-    #[output(initial_depends_on = ["phi1_start"], unit = "rad", depends_on = ["phi1"], state, angle, from = phi1_start, derivative = "w1", describe = "Primary angle (state)")]
+    #[output(unit = "rad", depends_on = ["phi1"], initial_depends_on = ["phi1_start"], state, angle, from = phi1_start, derivative = "w1", describe = "Primary angle (state)")]
     phi1: f64,
-    #[output(initial_depends_on = ["w1_start"], unit = "rad/s", depends_on = ["w1"], state, from = w1_start, derivative = "a1", describe = "Primary speed (state)")]
+    #[output(unit = "rad/s", depends_on = ["w1"], initial_depends_on = ["w1_start"], state, from = w1_start, derivative = "a1", describe = "Primary speed (state)")]
     w1: f64,
-    #[output(initial_depends_on = &INITIAL_A1, unit = "rad/s2", depends_on = ROTATION, describe = "Primary acceleration")]
+    #[output(unit = "rad/s2", depends_on = ROTATION, initial_depends_on = &INITIAL_A1, describe = "Primary acceleration")]
     a1: f64,
-    #[output(initial_depends_on = ["phi2_start"], unit = "rad", depends_on = ["phi2"], state, angle, from = phi2_start, derivative = "w2", describe = "Secondary angle (state)")]
+    #[output(unit = "rad", depends_on = ["phi2"], initial_depends_on = ["phi2_start"], state, angle, from = phi2_start, derivative = "w2", describe = "Secondary angle (state)")]
     phi2: f64,
-    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c2", "w1_start", "s2_start"], unit = "rad/s", depends_on = ["w1", "s2"], describe = "Secondary speed, (D1/D2) w1")]
+    #[output(unit = "rad/s", depends_on = ["w1", "s2"], initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c2", "w1_start", "s2_start"], describe = "Secondary speed, (D1/D2) w1")]
     w2: f64,
-    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s2_start"], unit = "m", depends_on = ["s2"], describe = "Primary sheave position, from the belt constraint")]
+    #[output(unit = "m", depends_on = ["s2"], initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s2_start"], describe = "Primary sheave position, from the belt constraint")]
     s1: f64,
-    #[output(initial_depends_on = &STOPS, unit = "m/s", depends_on = ["s2", "v2"], describe = "Primary sheave speed")]
+    #[output(unit = "m/s", depends_on = ["s2", "v2"], initial_depends_on = &STOPS, describe = "Primary sheave speed")]
     v1: f64,
-    #[output(initial_depends_on = ["s2_start"], unit = "m", depends_on = ["s2"], state, from = s2_start, derivative = "v2", describe = "Secondary sheave position (state)")]
+    #[output(unit = "m", depends_on = ["s2"], initial_depends_on = ["s2_start"], state, from = s2_start, derivative = "v2", describe = "Secondary sheave position (state)")]
     s2: f64,
-    #[output(initial_depends_on = &STOPS, unit = "m/s", depends_on = ["v2"], state, from = v2_start, derivative = "a2", describe = "Secondary sheave speed (state)")]
+    #[output(unit = "m/s", depends_on = ["v2"], initial_depends_on = &STOPS, state, from = v2_start, derivative = "a2", describe = "Secondary sheave speed (state)")]
     v2: f64,
-    #[output(initial_depends_on = &INITIAL_A2, unit = "m/s2", depends_on = SHEAVES, describe = "Secondary sheave acceleration")]
+    #[output(unit = "m/s2", depends_on = SHEAVES, initial_depends_on = &INITIAL_A2, describe = "Secondary sheave acceleration")]
     a2: f64,
-    #[output(initial_depends_on = INITIAL_RATIO, name = "D1", unit = "m", depends_on = ["s2"], describe = "Primary working diameter")]
+    #[output(name = "D1", unit = "m", depends_on = ["s2"], initial_depends_on = INITIAL_RATIO, describe = "Primary working diameter")]
     d1: f64,
-    #[output(initial_depends_on = ["D2_bar", "s2_bar", "c2", "s2_start"], name = "D2", unit = "m", depends_on = ["s2"], describe = "Secondary working diameter")]
+    #[output(name = "D2", unit = "m", depends_on = ["s2"], initial_depends_on = ["D2_bar", "s2_bar", "c2", "s2_start"], describe = "Secondary working diameter")]
     d2: f64,
-    #[output(initial_depends_on = INITIAL_RATIO, depends_on = ["s2"], describe = "D2/D1 = w1/w2")]
+    #[output(depends_on = ["s2"], initial_depends_on = INITIAL_RATIO, describe = "D2/D1 = w1/w2")]
     ratio: f64,
-    #[output(initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c1", "c2", "s2_start"], depends_on = ["s2"], describe = "ds1/ds2 along the belt constraint")]
+    #[output(depends_on = ["s2"], initial_depends_on = ["C", "D1_bar", "D2_bar", "s2_bar", "c1", "c2", "s2_start"], describe = "ds1/ds2 along the belt constraint")]
     ds1_ds2: f64,
-    #[output(initial_depends_on = &INITIAL_IMPACT, unit = "J", depends_on = [], describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
+    #[output(unit = "J", depends_on = [], initial_depends_on = &INITIAL_IMPACT, describe = "Sheave kinetic energy lost in inelastic stops at the travel limits")]
     energy_impact: f64,
     #[support_torque(depends_on = ROTATION, initial_depends_on = &INITIAL_A1)]
     tau_support: f64,
-    #[output(initial_depends_on = &INITIAL_MODE, start = FREE, depends_on = [], describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
+    #[output(start = FREE, min = AT_LOWER as f64, max = AT_UPPER as f64, depends_on = [], initial_depends_on = &INITIAL_MODE, describe = "0 sheaves free, -1 held at the lower end of the s2 travel, +1 at the upper end")]
     sheave_mode: i32,
 }
 
@@ -440,6 +440,33 @@ impl Model for Cvt {
             }
         }
         Ok(false)
+    }
+
+    /// Held on a stop, the sheave is at it, at rest.
+    fn check_state(&self) -> Result<(), Invalid> {
+        let stop = match self.sheave_mode {
+            AT_LOWER => self.s2_lo,
+            AT_UPPER => self.s2_hi,
+            _ => return Ok(()),
+        };
+        if self.s2 != stop {
+            return Err(Invalid::new(
+                "s2",
+                self.s2,
+                format!(
+                    "the sheave is held on its stop at {stop} (sheave_mode {})",
+                    self.sheave_mode
+                ),
+            ));
+        }
+        if self.v2 != 0.0 {
+            return Err(Invalid::new(
+                "v2",
+                self.v2,
+                "the sheave is held on a stop: it does not move",
+            ));
+        }
+        Ok(())
     }
 
     fn update_outputs(&mut self, _t: f64) {

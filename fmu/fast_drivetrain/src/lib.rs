@@ -117,35 +117,35 @@ pub struct FastDrivetrain {
         describe = "Selected gear, 1 to nGears: a change shifts at the next communication point"
     )]
     gear: i32,
-    #[output(initial_depends_on = ["theta_ds_start"], unit = "rad", depends_on = ["theta_ds"], state, angle, from = theta_ds_start, derivative = "w_ds", describe = "Sprocket shaft angle relative to the casing (state)")]
+    #[output(unit = "rad", depends_on = ["theta_ds"], initial_depends_on = ["theta_ds_start"], state, angle, from = theta_ds_start, derivative = "w_ds", describe = "Sprocket shaft angle relative to the casing (state)")]
     theta_ds: f64,
-    #[output(initial_depends_on = ["w_ds_start"], unit = "rad/s", depends_on = SPIN, describe = "Sprocket shaft speed relative to the casing")]
+    #[output(unit = "rad/s", depends_on = SPIN, initial_depends_on = ["w_ds_start"], describe = "Sprocket shaft speed relative to the casing")]
     w_ds: f64,
-    #[output(initial_depends_on = &INITIAL_P, unit = "N.m.s", depends_on = ["p", "gear"], state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
+    #[output(unit = "N.m.s", depends_on = ["p", "gear"], initial_depends_on = &INITIAL_P, state, derivative = "Q", describe = "Generalized momentum of the spin, gamma omega_y + delta w_ds (state)")]
     p: f64,
-    #[output(initial_depends_on = &INITIAL_Q, name = "Q", unit = "N.m", depends_on = PITCH, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
+    #[output(name = "Q", unit = "N.m", depends_on = PITCH, initial_depends_on = &INITIAL_Q, describe = "Generalized force on theta_ds: rho_eng tau_eng + tau_ext - d_spin w_ds")]
     q: f64,
-    #[output(initial_depends_on = [], unit = "J", depends_on = ["energy_damping"], state, derivative = "P_damping", describe = "Energy dissipated by d_spin since the start (state)")]
+    #[output(unit = "J", depends_on = ["energy_damping"], initial_depends_on = [], state, derivative = "P_damping", describe = "Energy dissipated by d_spin since the start (state)")]
     energy_damping: f64,
-    #[output(initial_depends_on = &INITIAL_W_ENG, unit = "rad/s", depends_on = SPIN, describe = "Engine speed: crankshaft relative to the casing")]
+    #[output(unit = "rad/s", depends_on = SPIN, initial_depends_on = &INITIAL_W_ENG, describe = "Engine speed: crankshaft relative to the casing")]
     w_eng: f64,
-    #[output(initial_depends_on = &INITIAL_ANGLE, unit = "rad", depends_on = ["theta_ds"], describe = "Disc A angle relative to the casing (continuous through shifts)")]
+    #[output(unit = "rad", depends_on = ["theta_ds"], initial_depends_on = &INITIAL_ANGLE, describe = "Disc A angle relative to the casing (continuous through shifts)")]
     theta_a: f64,
-    #[output(initial_depends_on = &INITIAL_SPIN, unit = "rad/s", depends_on = SPIN, describe = "Disc A speed relative to the casing, rho_e w_ds")]
+    #[output(unit = "rad/s", depends_on = SPIN, initial_depends_on = &INITIAL_SPIN, describe = "Disc A speed relative to the casing, rho_e w_ds")]
     w_a: f64,
-    #[output(initial_depends_on = &INITIAL_ANGLE, unit = "rad", depends_on = ["theta_ds"], describe = "Disc B angle relative to the casing, -theta_a")]
+    #[output(unit = "rad", depends_on = ["theta_ds"], initial_depends_on = &INITIAL_ANGLE, describe = "Disc B angle relative to the casing, -theta_a")]
     theta_b: f64,
-    #[output(initial_depends_on = &INITIAL_SPIN, unit = "rad/s", depends_on = SPIN, describe = "Disc B speed relative to the casing, -w_a")]
+    #[output(unit = "rad/s", depends_on = SPIN, initial_depends_on = &INITIAL_SPIN, describe = "Disc B speed relative to the casing, -w_a")]
     w_b: f64,
-    #[output(initial_depends_on = &INITIAL_M_X, name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z", "gear"], describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
-    #[output(initial_depends_on = &INITIAL_M_Y, name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
-    #[output(initial_depends_on = &INITIAL_M_Z, name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x", "gear"], describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
+    #[output(name = "M_x", index = 0, unit = "N.m", depends_on = ["p", "omega_z", "gear"], initial_depends_on = &INITIAL_M_X, describe = "Moment of the drivetrain on the casing, x (casing frame), beyond the rigid inertia diag(alpha, J_pitch, alpha) the casing carries: (gamma/delta) p omega_z")]
+    #[output(name = "M_y", index = 1, unit = "N.m", depends_on = PITCH, initial_depends_on = &INITIAL_M_Y, describe = "Moment on the casing, y: tau_ext - (gamma/delta) Q (engine and drag reactions, spin acceleration)")]
+    #[output(name = "M_z", index = 2, unit = "N.m", depends_on = ["p", "omega_x", "gear"], initial_depends_on = &INITIAL_M_Z, describe = "Moment on the casing, z: -(gamma/delta) p omega_x")]
     moment: [f64; 3],
-    #[output(initial_depends_on = &INITIAL_E_KIN, name = "E_kin", unit = "J", depends_on = ENERGY, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
+    #[output(name = "E_kin", unit = "J", depends_on = ENERGY, initial_depends_on = &INITIAL_E_KIN, describe = "Rotational kinetic energy of the shafts (spin and casing rotation)")]
     e_kin: f64,
-    #[output(initial_depends_on = &INITIAL_P_ENG, name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng", "gear"], describe = "Engine power, tau_eng w_eng")]
+    #[output(name = "P_eng", unit = "W", depends_on = ["p", "omega_y", "tau_eng", "gear"], initial_depends_on = &INITIAL_P_ENG, describe = "Engine power, tau_eng w_eng")]
     p_eng: f64,
-    #[output(initial_depends_on = ["d_spin", "w_ds_start"], name = "P_damping", unit = "W", depends_on = SPIN, describe = "Power dissipated by d_spin, d_spin w_ds^2")]
+    #[output(name = "P_damping", unit = "W", depends_on = SPIN, initial_depends_on = ["d_spin", "w_ds_start"], describe = "Power dissipated by d_spin, d_spin w_ds^2")]
     p_damping: f64,
     #[variables(
         depends_on(gamma, delta, rho_e, rho_eng, lambda, Jxx_a, Jxx_b, Jyy_a, Jyy_b, J_pitch) = SHIFT,
@@ -154,17 +154,18 @@ pub struct FastDrivetrain {
         initial_depends_on(rho_eng) = &ENGINE_RATIO
     )]
     set: GearSet,
-    #[output(initial_depends_on = SHIFT, start = 1, depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
+    #[output(start = 1, min = 1.0, max = MAX_GEARS as f64, depends_on = SHIFT, initial_depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
     gear_engaged: i32,
-    #[output(initial_depends_on = [], depends_on = SHIFT, describe = "Number of gear shifts since the start")]
+    #[output(min = 0.0, depends_on = SHIFT, initial_depends_on = [], describe = "Number of gear shifts since the start")]
     shift_count: i32,
-    #[output(initial_depends_on = [], unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by the last shift (>= 0)")]
+    #[output(unit = "J", discrete, min = 0.0, depends_on = SHIFT, initial_depends_on = [], describe = "Energy dissipated by the last shift (>= 0)")]
     shift_loss: f64,
-    #[output(initial_depends_on = [], unit = "N.m.s", discrete, depends_on = SHIFT, describe = "Angular impulse about y the drivetrain gave the casing at the last shift")]
+    #[output(unit = "N.m.s", discrete, depends_on = SHIFT, initial_depends_on = [], describe = "Angular impulse about y the drivetrain gave the casing at the last shift")]
     shift_impulse: f64,
-    #[output(initial_depends_on = [], unit = "J", discrete, depends_on = SHIFT, describe = "Energy dissipated by all shifts since the start")]
+    #[output(unit = "J", discrete, min = 0.0, depends_on = SHIFT, initial_depends_on = [], describe = "Energy dissipated by all shifts since the start")]
     energy_shift: f64,
-    #[local]
+    /// The gear of the last shift's start (0: no shift yet).
+    #[local(min = 0.0, max = MAX_GEARS as f64)]
     shift_from: i32,
     #[local(start = f64::NAN)]
     shift_time: f64,
@@ -542,6 +543,37 @@ impl Model for FastDrivetrain {
         self.check_gear()?;
         self.shift(t);
         Ok(true)
+    }
+
+    /// The engaged gear and the last shift's are gears of this drivetrain, and the disc
+    /// reduction it holds is the engaged gear's.
+    fn check_state(&self) -> Result<(), Invalid> {
+        for (name, gear, least) in [
+            ("gear_engaged", self.gear_engaged, 1),
+            ("shift_from", self.shift_from, 0),
+        ] {
+            if gear < least || gear > self.n_gears {
+                return Err(Invalid::new(
+                    name,
+                    f64::from(gear),
+                    format!("this drivetrain has gears 1 to nGears = {}", self.n_gears),
+                ));
+            }
+        }
+        let mut engaged = self.clone();
+        engaged.engage(self.gear_engaged);
+        engaged.set.spread = self.set.spread;
+        if engaged.set != self.set {
+            return Err(Invalid::new(
+                "gamma",
+                self.set.gamma,
+                format!(
+                    "the disc reduction it holds is not gear {}'s (gamma {})",
+                    self.gear_engaged, engaged.set.gamma
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn describe_event(&self, t: f64) -> Option<String> {

@@ -69,12 +69,12 @@ pub struct LossyGear {
     #[output(unit = "J", depends_on = ["energy_loss"], initial_depends_on = [], state, derivative = "power_loss",
              describe = "Energy dissipated since the start: the integral of power_loss (state)")]
     energy_loss: f64,
-    #[output(start = STUCK, depends_on = [], initial_depends_on = ["ratio", "w_b_start"],
+    #[output(start = STUCK, min = BACKWARD as f64, max = FREE as f64, depends_on = [], initial_depends_on = ["ratio", "w_b_start"],
              describe = "2 free (ideal table), 1 forward (w_a > 0), 0 stuck, -1 backward (w_a < 0)")]
     mode: i32,
     #[support_torque(depends_on = DYNAMIC, initial_depends_on = &INITIAL)]
     tau_support: f64,
-    #[local(describe = "Loss-table interval that holds |w_a| (0-based); changes are events")]
+    #[local(min = 0.0, max = (MAX_ROWS - 2) as f64, describe = "Loss-table interval that holds |w_a| (0-based): between rows segment and segment + 1; changes are events")]
     segment: i32,
 }
 
@@ -385,6 +385,38 @@ impl Model for LossyGear {
             }
         }
         Ok(false)
+    }
+
+    /// The segment lies between two rows in use; the gear is free exactly when the table is
+    /// ideal, and stuck only at rest.
+    fn check_state(&self) -> Result<(), Invalid> {
+        let last = (self.table().len().max(2) - 2) as i32;
+        if self.segment > last {
+            return Err(Invalid::new(
+                "segment",
+                f64::from(self.segment),
+                format!(
+                    "the loss table's {} rows in use have segments 0 to {last}",
+                    self.n_rows
+                ),
+            ));
+        }
+        if (self.mode == FREE) != self.ideal() {
+            let reason = if self.ideal() {
+                "the loss table is ideal: the gear is free (2)"
+            } else {
+                "free (2) needs an ideal loss table"
+            };
+            return Err(Invalid::new("mode", f64::from(self.mode), reason));
+        }
+        if self.mode == STUCK && self.gear.w_b != 0.0 {
+            return Err(Invalid::new(
+                "w_b",
+                self.gear.w_b,
+                "the gear is stuck (mode 0): it does not turn",
+            ));
+        }
+        Ok(())
     }
 
     fn update_outputs(&mut self, _t: f64) {

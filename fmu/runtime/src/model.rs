@@ -189,4 +189,13 @@ pub trait Model: Variables + Clone + Send + 'static {
     fn check_inputs(&self) -> Result<(), Invalid> {
         Ok(())
     }
+
+    /// Checks what a restored FMU state holds beyond each variable's declared range, which the
+    /// runtime checks, and beyond the parameters, which it checks by initializing a copy: the
+    /// modes, counts and indices must be ones this model reaches with these parameters (a
+    /// table segment among the rows in use, a mode the chain model has, outputs that follow
+    /// the engaged gear).
+    fn check_state(&self) -> Result<(), Invalid> {
+        Ok(())
+    }
 }

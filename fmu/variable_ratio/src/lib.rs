@@ -95,8 +95,22 @@ pub struct Compliance {
     #[output(unit = "J", depends_on = ["energy_loss"], initial_depends_on = [], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
     pub energy_loss: f64,
     /// Changes only in the event iteration, so it follows no known between events.
-    #[output(start = 1, depends_on = [], describe = "+1 forward (base drives the follower), -1 reverse")]
+    #[output(start = 1, min = -1.0, max = 1.0, depends_on = [], describe = "+1 forward (base drives the follower), -1 reverse")]
     pub power_flow: i32,
+}
+
+impl Compliance {
+    /// Power flows one way or the other, never none.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.power_flow == 0 {
+            return Err(Invalid::new(
+                "power_flow",
+                0.0,
+                "power flows forward (+1) or in reverse (-1)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The torques and losses at one instant.

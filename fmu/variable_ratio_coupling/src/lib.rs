@@ -20,9 +20,9 @@ pub struct VariableRatioCoupling {
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
     r: f64,
-    #[output(initial_depends_on = INITIAL_TAU_B, name = "tau_B", unit = "N.m", depends_on = ALL, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
+    #[output(name = "tau_B", unit = "N.m", depends_on = ALL, initial_depends_on = INITIAL_TAU_B, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
     tau_b: f64,
-    #[output(initial_depends_on = INITIAL_TAU_F, name = "tau_F", unit = "N.m", depends_on = ALL, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
+    #[output(name = "tau_F", unit = "N.m", depends_on = ALL, initial_depends_on = INITIAL_TAU_F, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
     tau_f: f64,
     #[support_torque(depends_on = ALL, initial_depends_on = INITIAL_LOSSES)]
     tau_support: f64,
@@ -107,6 +107,10 @@ impl Model for VariableRatioCoupling {
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         let flow = self.torques().flow;
         Ok(update_power_flow(&mut self.compliance.power_flow, flow))
+    }
+
+    fn check_state(&self) -> Result<(), Invalid> {
+        self.compliance.check()
     }
 
     fn update_outputs(&mut self, _t: f64) {

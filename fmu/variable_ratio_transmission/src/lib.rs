@@ -52,21 +52,21 @@ pub struct VariableRatioTransmission {
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
     r: f64,
-    #[output(initial_depends_on = [], name = "phi_B", unit = "rad", depends_on = ["phi_B"], state, angle, derivative = "w_B", describe = "Base angle (state)")]
+    #[output(name = "phi_B", unit = "rad", depends_on = ["phi_B"], initial_depends_on = [], state, angle, derivative = "w_B", describe = "Base angle (state)")]
     phi_b: f64,
-    #[output(initial_depends_on = ["w_B_start"], name = "w_B", unit = "rad/s", depends_on = ["w_B"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
+    #[output(name = "w_B", unit = "rad/s", depends_on = ["w_B"], initial_depends_on = ["w_B_start"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
     w_b: f64,
-    #[output(initial_depends_on = INITIAL_A_B, name = "a_B", unit = "rad/s2", depends_on = BASE, describe = "Base acceleration")]
+    #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, initial_depends_on = INITIAL_A_B, describe = "Base acceleration")]
     a_b: f64,
-    #[output(initial_depends_on = [], name = "phi_F", unit = "rad", depends_on = ["phi_F"], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
+    #[output(name = "phi_F", unit = "rad", depends_on = ["phi_F"], initial_depends_on = [], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
     phi_f: f64,
-    #[output(initial_depends_on = ["w_F_start"], name = "w_F", unit = "rad/s", depends_on = ["w_F"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
+    #[output(name = "w_F", unit = "rad/s", depends_on = ["w_F"], initial_depends_on = ["w_F_start"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
     w_f: f64,
-    #[output(initial_depends_on = INITIAL_A_F, name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, describe = "Follower acceleration")]
+    #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, initial_depends_on = INITIAL_A_F, describe = "Follower acceleration")]
     a_f: f64,
-    #[output(initial_depends_on = INITIAL_TAU_B, name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the base shaft applies to the transmission")]
+    #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = INITIAL_TAU_B, describe = "Torque the base shaft applies to the transmission")]
     tau_b: f64,
-    #[output(initial_depends_on = INITIAL_TAU_F, name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, describe = "Torque the follower shaft applies to the transmission")]
+    #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = INITIAL_TAU_F, describe = "Torque the follower shaft applies to the transmission")]
     tau_f: f64,
     #[support_torque(depends_on = COMPLIANCE, initial_depends_on = INITIAL_LOSSES)]
     tau_support: f64,
@@ -204,6 +204,10 @@ impl Model for VariableRatioTransmission {
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
         let flow = self.torques().flow;
         Ok(update_power_flow(&mut self.compliance.power_flow, flow))
+    }
+
+    fn check_state(&self) -> Result<(), Invalid> {
+        self.compliance.check()
     }
 
     fn update_outputs(&mut self, _t: f64) {

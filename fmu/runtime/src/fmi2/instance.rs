@@ -13,7 +13,6 @@
 //!   values it had before the failing call.
 
 use super::logger::{Category, Logger, Status, DISCARD, OK};
-use super::snapshot::Snapshot;
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
@@ -38,15 +37,24 @@ pub enum FmiState {
 
 impl FmiState {
     /// A state an FMU state may hold (never Fatal).
-    fn from_u8(x: u8) -> Option<Self> {
+    pub(super) fn from_u8(x: u8) -> Option<Self> {
         allowed::ANY_BUT_FATAL
             .iter()
             .copied()
             .find(|s| *s as u8 == x)
     }
 
+    /// Whether the model has been initialized in this state: its parameters are checked and
+    /// its modes set.
+    pub(super) fn initialized(self) -> bool {
+        !matches!(
+            self,
+            FmiState::Instantiated | FmiState::InitializationMode | FmiState::Error
+        )
+    }
+
     /// The interface whose state machine has this state, if only one has it.
-    fn interface(self) -> Option<Interface> {
+    pub(super) fn interface(self) -> Option<Interface> {
         match self {
             FmiState::StepComplete | FmiState::StepFailed | FmiState::StepCanceled => {
                 Some(Interface::CoSimulation)
@@ -473,68 +481,6 @@ impl<M: Model> Instance<M> {
 
     pub fn terminate(&mut self) {
         self.state = FmiState::Terminated;
-    }
-
-    pub fn snapshot(&self) -> Vec<u8> {
-        let s = Snapshot {
-            fmi_state: self.state as u8,
-            time: self.time,
-            start_time: self.start_time,
-            stop_time: self.stop_time,
-            tolerance: self.tolerance,
-            last_successful_time: self.last_successful_time,
-            step_size: self.step_size,
-            values: self.vars.iter().map(|v| v.value(&self.model)).collect(),
-            slopes: self.slopes.clone(),
-        };
-        s.encode(&self.guid)
-    }
-
-    /// Parses and checks a serialized FMU state completely, without applying it.
-    pub fn check_snapshot(&self, bytes: &[u8]) -> Result<(M, FmiState, Snapshot), String> {
-        let s = Snapshot::decode(bytes, &self.guid, self.vars.len())?;
-        let state = FmiState::from_u8(s.fmi_state)
-            .ok_or_else(|| format!("FMU state holds an invalid FMI state {}", s.fmi_state))?;
-        if state.interface().is_some_and(|i| i != self.interface) {
-            return Err(format!(
-                "the FMU state was taken in {state:?}, a state of {}; this instance is {}",
-                state.interface().map_or("", Interface::name),
-                self.interface.name()
-            ));
-        }
-        let mut model = M::default();
-        for (v, x) in self.vars.iter().zip(&s.values) {
-            match v.access {
-                Access::Real { set, .. } => set(&mut model, *x),
-                Access::Integer { set, .. } => {
-                    if x.fract() != 0.0 || x.abs() > f64::from(i32::MAX) {
-                        return Err(format!("FMU state holds {} = {x}, not an integer", v.name));
-                    }
-                    set(&mut model, *x as i32)
-                }
-            }
-        }
-        Ok((model, state, s))
-    }
-
-    /// Restores a state; nothing changes unless it is valid.
-    pub fn restore(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let (model, state, s) = self.check_snapshot(bytes)?;
-        self.model = model;
-        self.state = state;
-        self.time = s.time;
-        self.start_time = s.start_time;
-        self.stop_time = s.stop_time;
-        self.tolerance = s.tolerance;
-        self.last_successful_time = s.last_successful_time;
-        self.step_size = s.step_size;
-        self.slopes = s.slopes;
-        self.dirty = true;
-        if self.state == FmiState::StepComplete {
-            // A state with another tolerance: rebuilt here, not in the next step.
-            self.integrator();
-        }
-        Ok(())
     }
 }
 
