@@ -6,6 +6,7 @@
 //! apply to the transmission, positive into it. Then `tau_b w_b + tau_f w_f` is the power
 //! flowing into the transmission, which the energy argument below needs.
 
+use fmu_runtime::declare::concat_names;
 use fmu_runtime::math::tanh;
 use fmu_runtime::{Indicators, Invalid, Side, Variables, HYSTERESIS};
 
@@ -77,6 +78,15 @@ pub struct Transmission {
     )]
     pub mu_f: f64,
 }
+
+// What the torques at the start follow besides the two speeds and the ratio: the compliance
+// holds tau_B_start (phi = tau_B_start / k_p) and damps with k_v, each shaft adds its bearing,
+// the follower also the mesh losses.
+pub const BASE_TORQUE: [&str; 4] = ["k_v", "tau_B_start", "direction", "mu_B"];
+const MESH: [&str; 3] = ["losses", "eta", "w_th"];
+pub const FOLLOWER_TORQUE: [&str; 7] =
+    concat_names(&[&["k_v", "tau_B_start", "direction"], &MESH, &["mu_F"]]);
+pub const BOTH_TORQUES: [&str; 8] = concat_names(&[&FOLLOWER_TORQUE, &["mu_B"]]);
 
 /// The compliance angle and what the transmission dissipates: the outputs both FMUs end with.
 /// Each FMU says what the losses depend on, and at the start what follows its speeds

@@ -1,9 +1,11 @@
 //! The compliant variable-ratio element without inertias: speeds in, torques out. It joins two
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
+use fmu_runtime::declare::concat_names;
 use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
 use variable_ratio::{
-    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission,
+    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
+    BOTH_TORQUES, FOLLOWER_TORQUE,
 };
 
 #[derive(Debug, Clone, Variables)]
@@ -20,16 +22,16 @@ pub struct VariableRatioCoupling {
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
     r: f64,
-    #[output(name = "tau_B", unit = "N.m", depends_on = ALL, initial_depends_on = INITIAL_TAU_B, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
+    #[output(name = "tau_B", unit = "N.m", depends_on = ALL, initial_depends_on = &INITIAL_TAU_B, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
     tau_b: f64,
-    #[output(name = "tau_F", unit = "N.m", depends_on = ALL, initial_depends_on = INITIAL_TAU_F, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
+    #[output(name = "tau_F", unit = "N.m", depends_on = ALL, initial_depends_on = &INITIAL_TAU_F, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
     tau_f: f64,
-    #[support_torque(depends_on = ALL, initial_depends_on = INITIAL_LOSSES)]
+    #[support_torque(depends_on = ALL, initial_depends_on = &INITIAL_LOSSES)]
     tau_support: f64,
     #[variables(
         depends_on(power_loss) = ALL,
         initial_depends_on(phi_dot) = ["direction", "w_B", "w_F", "r"],
-        initial_depends_on(power_loss) = INITIAL_LOSSES,
+        initial_depends_on(power_loss) = &INITIAL_LOSSES,
         initial_depends_on(power_flow) = ["k_v", "tau_B_start", "direction", "w_B", "w_F", "r"]
     )]
     compliance: Compliance,
@@ -43,34 +45,10 @@ impl VariableRatioCoupling {
 }
 
 const ALL: &[&str] = &["phi", "w_B", "w_F", "r"];
-// At the start the compliance holds tau_B_start (phi = tau_B_start / k_p), its damping acts on
-// the speeds, and each shaft adds its bearing; the follower also the mesh losses.
-const INITIAL_TAU_B: &[&str] = &["k_v", "tau_B_start", "direction", "mu_B", "w_B", "w_F", "r"];
-const INITIAL_TAU_F: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "losses",
-    "eta",
-    "w_th",
-    "mu_F",
-    "w_B",
-    "w_F",
-    "r",
-];
-const INITIAL_LOSSES: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "losses",
-    "eta",
-    "w_th",
-    "mu_B",
-    "mu_F",
-    "w_B",
-    "w_F",
-    "r",
-];
+const SPEEDS: [&str; 3] = ["w_B", "w_F", "r"];
+const INITIAL_TAU_B: [&str; 7] = concat_names(&[&BASE_TORQUE, &SPEEDS]);
+const INITIAL_TAU_F: [&str; 10] = concat_names(&[&FOLLOWER_TORQUE, &SPEEDS]);
+const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &SPEEDS]);
 
 impl Model for VariableRatioCoupling {
     const NAME: &'static str = "VariableRatioCoupling";

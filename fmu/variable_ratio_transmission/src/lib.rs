@@ -1,9 +1,11 @@
 //! Compliant variable-ratio gearbox with the base and follower inertias: a complete driveline
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
+use fmu_runtime::declare::concat_names;
 use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
 use variable_ratio::{
-    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission,
+    check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
+    BOTH_TORQUES, FOLLOWER_TORQUE,
 };
 
 #[derive(Debug, Clone, Variables)]
@@ -56,24 +58,24 @@ pub struct VariableRatioTransmission {
     phi_b: f64,
     #[output(name = "w_B", unit = "rad/s", depends_on = ["w_B"], initial_depends_on = ["w_B_start"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
     w_b: f64,
-    #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, initial_depends_on = INITIAL_A_B, describe = "Base acceleration")]
+    #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, initial_depends_on = &INITIAL_A_B, describe = "Base acceleration")]
     a_b: f64,
     #[output(name = "phi_F", unit = "rad", depends_on = ["phi_F"], initial_depends_on = [], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
     phi_f: f64,
     #[output(name = "w_F", unit = "rad/s", depends_on = ["w_F"], initial_depends_on = ["w_F_start"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
     w_f: f64,
-    #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, initial_depends_on = INITIAL_A_F, describe = "Follower acceleration")]
+    #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, initial_depends_on = &INITIAL_A_F, describe = "Follower acceleration")]
     a_f: f64,
-    #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = INITIAL_TAU_B, describe = "Torque the base shaft applies to the transmission")]
+    #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = &INITIAL_TAU_B, describe = "Torque the base shaft applies to the transmission")]
     tau_b: f64,
-    #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = INITIAL_TAU_F, describe = "Torque the follower shaft applies to the transmission")]
+    #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = &INITIAL_TAU_F, describe = "Torque the follower shaft applies to the transmission")]
     tau_f: f64,
-    #[support_torque(depends_on = COMPLIANCE, initial_depends_on = INITIAL_LOSSES)]
+    #[support_torque(depends_on = COMPLIANCE, initial_depends_on = &INITIAL_LOSSES)]
     tau_support: f64,
     #[variables(
         depends_on(power_loss) = COMPLIANCE,
         initial_depends_on(phi_dot) = ["direction", "w_B_start", "w_F_start", "r"],
-        initial_depends_on(power_loss) = INITIAL_LOSSES,
+        initial_depends_on(power_loss) = &INITIAL_LOSSES,
         initial_depends_on(power_flow) = ["k_v", "tau_B_start", "direction", "w_B_start", "w_F_start", "r"]
     )]
     compliance: Compliance,
@@ -90,67 +92,13 @@ impl VariableRatioTransmission {
 const COMPLIANCE: &[&str] = &["w_B", "w_F", "phi", "r"];
 const BASE: &[&str] = &["w_B", "w_F", "phi", "tau_B_ext", "r"];
 const FOLLOWER: &[&str] = &["w_B", "w_F", "phi", "tau_F_ext", "r"];
-// At the start the compliance holds tau_B_start (phi = tau_B_start / k_p), its damping acts on
-// the start speeds, and each shaft adds its bearing; the follower also the mesh losses.
-const INITIAL_TAU_B: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "mu_B",
-    "w_B_start",
-    "w_F_start",
-    "r",
-];
-const INITIAL_TAU_F: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "losses",
-    "eta",
-    "w_th",
-    "mu_F",
-    "w_B_start",
-    "w_F_start",
-    "r",
-];
-const INITIAL_LOSSES: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "losses",
-    "eta",
-    "w_th",
-    "mu_B",
-    "mu_F",
-    "w_B_start",
-    "w_F_start",
-    "r",
-];
-const INITIAL_A_B: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "mu_B",
-    "J_B",
-    "w_B_start",
-    "w_F_start",
-    "tau_B_ext",
-    "r",
-];
-const INITIAL_A_F: &[&str] = &[
-    "k_v",
-    "tau_B_start",
-    "direction",
-    "losses",
-    "eta",
-    "w_th",
-    "mu_F",
-    "J_F",
-    "w_B_start",
-    "w_F_start",
-    "tau_F_ext",
-    "r",
-];
+const START_SPEEDS: [&str; 3] = ["w_B_start", "w_F_start", "r"];
+const INITIAL_TAU_B: [&str; 7] = concat_names(&[&BASE_TORQUE, &START_SPEEDS]);
+const INITIAL_TAU_F: [&str; 10] = concat_names(&[&FOLLOWER_TORQUE, &START_SPEEDS]);
+const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &START_SPEEDS]);
+/// Each acceleration adds its shaft's inertia and external torque.
+const INITIAL_A_B: [&str; 9] = concat_names(&[&INITIAL_TAU_B, &["J_B", "tau_B_ext"]]);
+const INITIAL_A_F: [&str; 12] = concat_names(&[&INITIAL_TAU_F, &["J_F", "tau_F_ext"]]);
 
 impl Model for VariableRatioTransmission {
     const NAME: &'static str = "VariableRatioTransmission";
