@@ -223,6 +223,17 @@ impl<M> Var<M> {
         }
     }
 
+    /// "outside its range [min, max]" if `x` is outside the declared range.
+    pub fn range_violation(&self, x: f64) -> Option<String> {
+        (self.min.is_some_and(|min| x < min) || self.max.is_some_and(|max| x > max)).then(|| {
+            format!(
+                "outside its range [{}, {}]",
+                self.min.unwrap_or(f64::NEG_INFINITY),
+                self.max.unwrap_or(f64::INFINITY)
+            )
+        })
+    }
+
     /// Whether `fmi2SetXXX` may write this variable in the given phase.
     pub fn settable(&self, phase: Phase) -> bool {
         match (self.causality, phase) {

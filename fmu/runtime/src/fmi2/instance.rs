@@ -441,13 +441,8 @@ impl<M: Model> Instance<M> {
                 v.name
             ));
         }
-        if v.min.is_some_and(|min| value < min) || v.max.is_some_and(|max| value > max) {
-            return Err(format!(
-                "{} = {value} at t = {t} refused: outside its range [{}, {}]",
-                v.name,
-                v.min.unwrap_or(f64::NEG_INFINITY),
-                v.max.unwrap_or(f64::INFINITY)
-            ));
+        if let Some(reason) = v.range_violation(value) {
+            return Err(format!("{} = {value} at t = {t} refused: {reason}", v.name));
         }
         Ok(v)
     }

@@ -64,12 +64,8 @@ impl<M: Model> Instance<M> {
                     set(&mut model, *x as i32)
                 }
             }
-            if v.min.is_some_and(|min| *x < min) || v.max.is_some_and(|max| *x > max) {
-                return Err(refused(format!(
-                    "outside its range [{}, {}]",
-                    v.min.unwrap_or(f64::NEG_INFINITY),
-                    v.max.unwrap_or(f64::INFINITY)
-                )));
+            if let Some(reason) = v.range_violation(*x) {
+                return Err(refused(reason));
             }
         }
         if state.initialized() {
