@@ -7,6 +7,7 @@
 
 mod read;
 mod write;
+mod write3;
 
 pub use read::ReadError;
 
@@ -185,6 +186,11 @@ impl ModelDescription {
 
     pub fn to_xml(&self) -> String {
         write::to_xml(self)
+    }
+
+    /// The FMI 3.0 `modelDescription.xml` of the same model (see `write3`).
+    pub fn to_fmi3_xml(&self) -> String {
+        write3::to_fmi3_xml(self)
     }
 
     pub fn from_xml(xml: &str) -> Result<Self, ReadError> {

@@ -9,7 +9,7 @@ pub(crate) fn real(x: f64) -> String {
     format!("{x:?}")
 }
 
-fn flag(b: bool) -> &'static str {
+pub(crate) fn flag(b: bool) -> &'static str {
     if b {
         "true"
     } else {
@@ -17,20 +17,20 @@ fn flag(b: bool) -> &'static str {
     }
 }
 
-struct Xml(Writer<Vec<u8>>);
+pub(crate) struct Xml(pub(crate) Writer<Vec<u8>>);
 
 impl Xml {
-    fn write(&mut self, event: Event) {
+    pub(crate) fn write(&mut self, event: Event) {
         // Writing into a Vec cannot fail.
         self.0.write_event(event).expect("write to memory");
     }
-    fn open(&mut self, e: BytesStart) {
+    pub(crate) fn open(&mut self, e: BytesStart) {
         self.write(Event::Start(e));
     }
-    fn empty(&mut self, e: BytesStart) {
+    pub(crate) fn empty(&mut self, e: BytesStart) {
         self.write(Event::Empty(e));
     }
-    fn close(&mut self, name: &str) {
+    pub(crate) fn close(&mut self, name: &str) {
         self.write(Event::End(BytesEnd::new(name)));
     }
 }
@@ -116,6 +116,60 @@ fn variable(xml: &mut Xml, v: &ScalarVariable) {
     xml.close("ScalarVariable");
 }
 
+/// `UnitDefinitions`, `LogCategories` and `DefaultExperiment`, the same in FMI 2.0 and 3.0.
+pub(crate) fn units_categories_experiment(xml: &mut Xml, md: &ModelDescription) {
+    if !md.unit_definitions.is_empty() {
+        xml.open(BytesStart::new("UnitDefinitions"));
+        for u in &md.unit_definitions {
+            let mut e = BytesStart::new("Unit");
+            e.push_attribute(("name", u.name.as_str()));
+            xml.open(e);
+            let b = &u.base_unit;
+            let mut e = BytesStart::new("BaseUnit");
+            for (key, exp) in [("kg", b.kg), ("m", b.m), ("s", b.s), ("rad", b.rad)] {
+                if exp != 0 {
+                    e.push_attribute((key, exp.to_string().as_str()));
+                }
+            }
+            if b.factor != 1.0 {
+                e.push_attribute(("factor", real(b.factor).as_str()));
+            }
+            xml.empty(e);
+            for d in &u.display_units {
+                let mut e = BytesStart::new("DisplayUnit");
+                e.push_attribute(("name", d.name.as_str()));
+                e.push_attribute(("factor", real(d.factor).as_str()));
+                if d.offset != 0.0 {
+                    e.push_attribute(("offset", real(d.offset).as_str()));
+                }
+                xml.empty(e);
+            }
+            xml.close("Unit");
+        }
+        xml.close("UnitDefinitions");
+    }
+
+    if !md.log_categories.is_empty() {
+        xml.open(BytesStart::new("LogCategories"));
+        for c in &md.log_categories {
+            let mut e = BytesStart::new("Category");
+            e.push_attribute(("name", c.name.as_str()));
+            e.push_attribute(("description", c.description.as_str()));
+            xml.empty(e);
+        }
+        xml.close("LogCategories");
+    }
+
+    if let Some(de) = &md.default_experiment {
+        let mut e = BytesStart::new("DefaultExperiment");
+        e.push_attribute(("startTime", real(de.start_time).as_str()));
+        e.push_attribute(("stopTime", real(de.stop_time).as_str()));
+        e.push_attribute(("tolerance", real(de.tolerance).as_str()));
+        e.push_attribute(("stepSize", real(de.step_size).as_str()));
+        xml.empty(e);
+    }
+}
+
 pub(crate) fn to_xml(md: &ModelDescription) -> String {
     let mut xml = Xml(Writer::new_with_indent(Vec::new(), b' ', 2));
     xml.write(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
@@ -188,56 +242,7 @@ pub(crate) fn to_xml(md: &ModelDescription) -> String {
     ));
     xml.empty(e);
 
-    if !md.unit_definitions.is_empty() {
-        xml.open(BytesStart::new("UnitDefinitions"));
-        for u in &md.unit_definitions {
-            let mut e = BytesStart::new("Unit");
-            e.push_attribute(("name", u.name.as_str()));
-            xml.open(e);
-            let b = &u.base_unit;
-            let mut e = BytesStart::new("BaseUnit");
-            for (key, exp) in [("kg", b.kg), ("m", b.m), ("s", b.s), ("rad", b.rad)] {
-                if exp != 0 {
-                    e.push_attribute((key, exp.to_string().as_str()));
-                }
-            }
-            if b.factor != 1.0 {
-                e.push_attribute(("factor", real(b.factor).as_str()));
-            }
-            xml.empty(e);
-            for d in &u.display_units {
-                let mut e = BytesStart::new("DisplayUnit");
-                e.push_attribute(("name", d.name.as_str()));
-                e.push_attribute(("factor", real(d.factor).as_str()));
-                if d.offset != 0.0 {
-                    e.push_attribute(("offset", real(d.offset).as_str()));
-                }
-                xml.empty(e);
-            }
-            xml.close("Unit");
-        }
-        xml.close("UnitDefinitions");
-    }
-
-    if !md.log_categories.is_empty() {
-        xml.open(BytesStart::new("LogCategories"));
-        for c in &md.log_categories {
-            let mut e = BytesStart::new("Category");
-            e.push_attribute(("name", c.name.as_str()));
-            e.push_attribute(("description", c.description.as_str()));
-            xml.empty(e);
-        }
-        xml.close("LogCategories");
-    }
-
-    if let Some(de) = &md.default_experiment {
-        let mut e = BytesStart::new("DefaultExperiment");
-        e.push_attribute(("startTime", real(de.start_time).as_str()));
-        e.push_attribute(("stopTime", real(de.stop_time).as_str()));
-        e.push_attribute(("tolerance", real(de.tolerance).as_str()));
-        e.push_attribute(("stepSize", real(de.step_size).as_str()));
-        xml.empty(e);
-    }
+    units_categories_experiment(&mut xml, md);
 
     xml.open(BytesStart::new("ModelVariables"));
     for v in &md.model_variables {

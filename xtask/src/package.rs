@@ -48,6 +48,7 @@ fn timestamp() -> String {
 #[derive(Clone, Copy, Debug)]
 enum Text {
     ModelDescription,
+    ModelDescription3,
     Documentation,
 }
 
@@ -66,6 +67,9 @@ fn describe(so: &Path, what: Text, stamp: &str) -> Result<String, String> {
         let p = match what {
             Text::ModelDescription => lib
                 .get::<Description>(b"drivetrain_fmu_model_description")
+                .map_err(|e| e.to_string())?(stamp.as_ptr()),
+            Text::ModelDescription3 => lib
+                .get::<Description>(b"drivetrain_fmu_model_description3")
                 .map_err(|e| e.to_string())?(stamp.as_ptr()),
             Text::Documentation => lib
                 .get::<Documentation>(b"drivetrain_fmu_documentation")
@@ -98,7 +102,8 @@ fn write_fmu(path: &Path, files: &[(&str, &[u8])]) -> Result<(), String> {
 /// Which binaries a package carries.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Platforms {
-    /// linux64 (glibc 2.17 floor) and win64: what users get.
+    /// linux64 (glibc 2.17 floor) and win64, and for FMI 3.0 also aarch64-linux (glibc 2.17
+    /// floor): what users get.
     All,
     /// Only the native linux64 binary, built with the plain toolchain: quick local iteration.
     HostOnly,
@@ -116,7 +121,7 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
         }
     }
     let crates: Vec<&str> = components.iter().map(|c| c.crate_name.as_str()).collect();
-    let (linux_dir, windows_dir) = match platforms {
+    let (linux_dir, windows_dir, aarch64_dir) = match platforms {
         Platforms::HostOnly => {
             let mut build = Command::new(env!("CARGO"));
             build.args(["build", "--release"]).current_dir(&root);
@@ -124,17 +129,20 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
                 build.args(["-p", c]);
             }
             run(&mut build)?;
-            (root.join("target/release"), None)
+            (root.join("target/release"), None, None)
         }
         Platforms::All => {
             let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();
             let linux = platforms::build_linux(&crates, &venv_bin)?;
-            (linux, Some(platforms::build_windows(&crates)?))
+            let windows = platforms::build_windows(&crates)?;
+            let aarch64 = platforms::build_aarch64(&crates, &venv_bin)?;
+            (linux, Some(windows), Some(aarch64))
         }
     };
 
     let out_dir = root.join("target/fmu");
-    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    let out_dir3 = out_dir.join("fmi3");
+    std::fs::create_dir_all(&out_dir3).map_err(|e| e.to_string())?;
     let stamp = timestamp();
     let mut written = Vec::new();
     for c in &components {
@@ -183,6 +191,38 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
         write_fmu(&path, &files)?;
         eprintln!("xtask: wrote {}", path.display());
         written.push(path);
+
+        // FMI 3.0: the same binaries (they export both APIs) under FMI 3.0's platform names,
+        // the FMI 3.0 description, the same documentation and reference.
+        let xml3 = describe(&so, Text::ModelDescription3, &stamp)?;
+        let aarch64 = match &aarch64_dir {
+            Some(dir) => Some(read(&dir.join(format!("lib{lib}.so")))?),
+            None => None,
+        };
+        let names3 = [
+            format!("binaries/x86_64-linux/{id}.so"),
+            format!("binaries/x86_64-windows/{id}.dll"),
+            format!("binaries/aarch64-linux/{id}.so"),
+        ];
+        let mut files3: Vec<(&str, &[u8])> = vec![
+            ("modelDescription.xml", xml3.as_bytes()),
+            (&names3[0], &linux),
+            ("documentation/index.html", doc.as_bytes()),
+        ];
+        if let Some(dll) = &windows {
+            files3.push((&names3[1], dll));
+        }
+        if let Some(so) = &aarch64 {
+            files3.push((&names3[2], so));
+        }
+        files3.extend(
+            extra
+                .iter()
+                .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+        );
+        let path3 = out_dir3.join(format!("{id}.fmu"));
+        write_fmu(&path3, &files3)?;
+        eprintln!("xtask: wrote {}", path3.display());
     }
     Ok(written)
 }

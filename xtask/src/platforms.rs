@@ -7,6 +7,9 @@
 //!   source for `x86_64-pc-windows-gnu` (rustup cannot download a Windows std here), linked by
 //!   mingw-w64 with `crt-static`, so the DLL needs no MinGW runtime DLL. Debian's toolchain lives
 //!   in /usr/bin and is only ever called by full path; the rustup toolchain builds the rest.
+//! - aarch64-linux (FMI 3.0 FMUs): `cargo zigbuild` for `aarch64-unknown-linux-gnu.2.17` (glibc
+//!   2.17 floor, linked by zig) driving Debian's cargo and rustc, which build std from
+//!   `rust-web-src` as for Windows (rustup cannot download an aarch64 std here).
 
 use crate::{root, run};
 use std::path::{Path, PathBuf};
@@ -93,6 +96,55 @@ pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> 
     }
     run(&mut build)?;
     Ok(root().join("target").join(LINUX_TARGET).join("release"))
+}
+
+pub const AARCH64_TARGET: &str = "aarch64-unknown-linux-gnu";
+const AARCH64_GLIBC_TARGET: &str = "aarch64-unknown-linux-gnu.2.17";
+
+/// Builds the crates' cdylibs for aarch64 Linux with a glibc 2.17 floor; returns the directory
+/// holding `lib<crate>.so`.
+pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
+    windows_toolchain()?;
+    let target_dir = root().join("target/aarch64");
+    // cargo-zigbuild runs the `cargo` it finds first on the PATH: Debian's, from a directory
+    // of its own.
+    let debian = target_dir.join("debian-cargo");
+    std::fs::create_dir_all(&debian).map_err(|e| e.to_string())?;
+    let link = debian.join("cargo");
+    if !link.exists() {
+        std::os::unix::fs::symlink(DEBIAN_CARGO, &link).map_err(|e| e.to_string())?;
+    }
+    let path = std::env::join_paths(
+        [debian.as_path(), venv_bin]
+            .into_iter()
+            .map(Path::to_path_buf)
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut build = Command::new(venv_bin.join("cargo-zigbuild"));
+    build
+        .args(["zigbuild", "--release", "--locked", "--target"])
+        .arg(AARCH64_GLIBC_TARGET)
+        .arg("-Zbuild-std=std,panic_unwind")
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTC", DEBIAN_RUSTC)
+        .env("RUSTDOC", "/usr/bin/rustdoc")
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
+            SAME_MATHS,
+        )
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTFLAGS")
+        .current_dir(root());
+    for c in crates {
+        build.args(["-p", c]);
+    }
+    run(&mut build)?;
+    Ok(target_dir.join(AARCH64_TARGET).join("release"))
 }
 
 /// Builds the crates' cdylibs for Windows; returns the directory holding `<crate>.dll`.

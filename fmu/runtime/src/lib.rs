@@ -1,4 +1,5 @@
-//! The FMI 2.0 runtime, Co-Simulation and Model Exchange, shared by every component FMU.
+//! The FMI 2.0 and FMI 3.0 runtime, Co-Simulation and Model Exchange, shared by every component
+//! FMU.
 //!
 //! A component crate declares its variables once, on its fields (`#[derive(Variables)]`),
 //! implements [`Model`] (its equations), and calls
@@ -21,6 +22,7 @@ pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 mod describe;
 mod fmi2;
+mod fmi3;
 #[cfg(test)]
 mod test_models;
 pub mod testing;
@@ -29,4 +31,5 @@ pub mod testing;
 #[doc(hidden)]
 pub mod __export {
     pub use crate::fmi2::ffi;
+    pub use crate::fmi3::ffi as ffi3;
 }

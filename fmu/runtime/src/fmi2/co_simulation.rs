@@ -5,7 +5,7 @@
 use super::instance::{step_error_text, CallResult, Instance};
 use super::logger::{Category, OK};
 use crate::model::Model;
-use crate::ode::Integrator;
+use crate::ode::{Ended, Integrator, Stops};
 use crate::variables::{Access, Causality};
 
 impl<M: Model> Instance<M> {
@@ -110,6 +110,13 @@ impl<M: Model> Instance<M> {
     }
 
     pub fn do_step(&mut self, tc: f64, h: f64) -> CallResult {
+        self.step_with(tc, h, Stops::default()).map(|_| OK)
+    }
+
+    /// One communication step from `tc` over `h`, ending early where `stops` asks (FMI 3.0:
+    /// at an event in Event Mode, or where the importer asked for an early return): the
+    /// instance is then at the time where it ended, which is returned.
+    pub(crate) fn step_with(&mut self, tc: f64, h: f64, stops: Stops) -> Result<Ended, String> {
         let t = self.time;
         let eps = 1e-9 * t.abs().max(1.0);
         if !(h.is_finite() && h > 0.0) {
@@ -127,7 +134,9 @@ impl<M: Model> Instance<M> {
             }
         }
         if let Err(e) = self.model.check_inputs() {
-            return self.failed(format!("t = {tc}: step refused: {e}"));
+            return self
+                .failed(format!("t = {tc}: step refused: {e}"))
+                .map(|_| Ended::Reached);
         }
         self.integrator();
         let integrator = self.integrator.as_mut().expect("built above");
@@ -153,9 +162,11 @@ impl<M: Model> Instance<M> {
             let mut end = before.clone();
             integrator.apply_inputs(&mut end, t_end);
             if let Err(e) = end.check_inputs() {
-                return self.failed(format!(
-                    "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
-                ));
+                return self
+                    .failed(format!(
+                        "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
+                    ))
+                    .map(|_| Ended::Reached);
             }
         }
         let logger = &self.logger;
@@ -163,21 +174,31 @@ impl<M: Model> Instance<M> {
         let log: Option<&mut dyn FnMut(&str)> =
             logger.enabled(Category::Events).then_some(&mut log);
         let mut trial_step = self.step_size;
-        let result = integrator.integrate(&mut self.model, tc, t_end, &mut trial_step, log);
-        if let Err(e) = result {
-            self.model = before;
-            return self.failed(format!(
-                "step from t = {tc} failed: {}",
-                step_error_text(&e)
-            ));
-        }
-        integrator.apply_inputs(&mut self.model, t_end);
+        let result =
+            integrator.integrate_with(&mut self.model, tc, t_end, &mut trial_step, log, stops);
+        let ended = match result {
+            Ok(stats) => stats.ended,
+            Err(e) => {
+                self.model = before;
+                return self
+                    .failed(format!(
+                        "step from t = {tc} failed: {}",
+                        step_error_text(&e)
+                    ))
+                    .map(|_| Ended::Reached);
+            }
+        };
+        let t_reached = match ended {
+            Ended::Reached => t_end,
+            Ended::Event(t) | Ended::Paused(t) => t,
+        };
+        integrator.apply_inputs(&mut self.model, t_reached);
         self.step_size = trial_step;
-        self.model.update_outputs(t_end);
+        self.model.update_outputs(t_reached);
         self.dirty = false;
-        self.time = t_end;
-        self.last_successful_time = t_end;
-        Ok(OK)
+        self.time = t_reached;
+        self.last_successful_time = t_reached;
+        Ok(ended)
     }
 
     pub fn last_successful_time(&self) -> f64 {

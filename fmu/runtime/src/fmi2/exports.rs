@@ -4,7 +4,8 @@
 //! from the binary's own variable table (`drivetrain_fmu_model_description`,
 //! `drivetrain_fmu_documentation`, `drivetrain_fmu_free_string`).
 
-/// Exports the whole FMI 2.0 API, Co-Simulation and Model Exchange, for a model type.
+/// Exports the whole FMI 2.0 and FMI 3.0 APIs, Co-Simulation and Model Exchange, for a model
+/// type, and the texts the xtask packages (both modelDescription.xml files, the documentation).
 #[macro_export]
 macro_rules! export_fmu {
     ($model:ty) => {
@@ -12,6 +13,24 @@ macro_rules! export_fmu {
         mod fmi2_exports {
             use super::*;
             $crate::fmi_abi::fmi2_functions!($crate::__export_fmi2_functions, $model);
+        }
+
+        #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+        mod fmi3_exports {
+            use super::*;
+            $crate::fmi_abi::fmi3_functions!($crate::__export_fmi3_functions, $model);
+
+            #[no_mangle]
+            pub unsafe extern "C" fn drivetrain_fmu_model_description3(
+                timestamp: *const ::std::ffi::c_char,
+            ) -> *mut ::std::ffi::c_char {
+                $crate::__export::ffi3::model_description::<$model>(timestamp)
+            }
+        }
+
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        mod fmu_texts {
+            use super::*;
 
             #[no_mangle]
             pub unsafe extern "C" fn drivetrain_fmu_model_description(

@@ -37,7 +37,7 @@ pub enum FmiState {
 
 impl FmiState {
     /// A state an FMU state may hold (never Fatal).
-    pub(super) fn from_u8(x: u8) -> Option<Self> {
+    pub(crate) fn from_u8(x: u8) -> Option<Self> {
         allowed::ANY_BUT_FATAL
             .iter()
             .copied()
@@ -46,7 +46,7 @@ impl FmiState {
 
     /// Whether the model has been initialized in this state: its parameters are checked and
     /// its modes set.
-    pub(super) fn initialized(self) -> bool {
+    pub(crate) fn initialized(self) -> bool {
         !matches!(
             self,
             FmiState::Instantiated | FmiState::InitializationMode | FmiState::Error
@@ -54,7 +54,7 @@ impl FmiState {
     }
 
     /// The interface whose state machine has this state, if only one has it.
-    pub(super) fn interface(self) -> Option<Interface> {
+    pub(crate) fn interface(self) -> Option<Interface> {
         match self {
             FmiState::StepComplete | FmiState::StepFailed | FmiState::StepCanceled => {
                 Some(Interface::CoSimulation)
@@ -177,29 +177,32 @@ pub struct Instance<M: Model> {
     pub logger: Logger,
     pub state: FmiState,
     pub interface: Interface,
-    pub(super) guid: String,
+    pub(crate) guid: String,
     pub(crate) vars: Vec<Var<M>>,
-    pub(super) model: M,
-    pub(super) time: f64,
-    pub(super) start_time: f64,
-    pub(super) stop_time: Option<f64>,
-    pub(super) tolerance: f64,
-    pub(super) last_successful_time: f64,
+    pub(crate) model: M,
+    pub(crate) time: f64,
+    pub(crate) start_time: f64,
+    pub(crate) stop_time: Option<f64>,
+    pub(crate) tolerance: f64,
+    pub(crate) last_successful_time: f64,
     /// Input derivatives set by the master, by value reference.
-    pub(super) slopes: Vec<f64>,
+    pub(crate) slopes: Vec<f64>,
     /// Outputs must be recomputed before they are read (an input or parameter changed).
-    pub(super) dirty: bool,
+    pub(crate) dirty: bool,
     /// Built for the tolerance in force, when first needed.
-    pub(super) integrator: Option<Integrator<M>>,
+    pub(crate) integrator: Option<Integrator<M>>,
     /// The solver's next trial step (NaN before the first step): part of the FMU state.
-    pub(super) step_size: f64,
+    pub(crate) step_size: f64,
     /// Model Exchange: event updates that changed something since the importer entered Event
     /// Mode, against a chattering model.
-    pub(super) event_updates: usize,
+    pub(crate) event_updates: usize,
     /// Model Exchange: the states last set lie outside the model's domain.
-    pub(super) outside: bool,
+    pub(crate) outside: bool,
     /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
-    pub(super) scratch: Vec<f64>,
+    pub(crate) scratch: Vec<f64>,
+    /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): an FMU state taken
+    /// there may be restored.
+    pub(crate) co_simulation_event_mode: bool,
 }
 
 impl<M: Model> Instance<M> {
@@ -225,6 +228,7 @@ impl<M: Model> Instance<M> {
             event_updates: 0,
             outside: false,
             scratch: Vec::new(),
+            co_simulation_event_mode: false,
         }
     }
 
@@ -269,7 +273,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// A failed computation: enter the Error state.
-    pub(super) fn failed(&mut self, message: String) -> CallResult {
+    pub(crate) fn failed(&mut self, message: String) -> CallResult {
         self.state = FmiState::Error;
         Err(message)
     }
@@ -310,7 +314,7 @@ impl<M: Model> Instance<M> {
 
     /// Sets the states that have start parameters, checks the parameters, sets the remaining
     /// initial states and the modes, computes the outputs.
-    pub(super) fn initialize(&mut self) -> Result<(), String> {
+    pub(crate) fn initialize(&mut self) -> Result<(), String> {
         let t = self.time;
         self.model.start_states();
         self.model
@@ -340,7 +344,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// Recomputes outputs that depend on values set since the last computation.
-    pub(super) fn refresh(&mut self) -> Result<(), String> {
+    pub(crate) fn refresh(&mut self) -> Result<(), String> {
         // In the Error state the model may never have been initialized: report what it holds.
         if !self.dirty || self.state == FmiState::Error {
             return Ok(());
@@ -370,7 +374,7 @@ impl<M: Model> Instance<M> {
 
     /// fmi2Discard, with the reason logged, where the states set by a Model Exchange importer
     /// lie outside the model's domain (FMI 2.0: the importer then takes a smaller step).
-    pub(super) fn defined(&self, what: &str) -> Status {
+    pub(crate) fn defined(&self, what: &str) -> Status {
         if !self.outside {
             return OK;
         }
@@ -385,7 +389,7 @@ impl<M: Model> Instance<M> {
         DISCARD
     }
 
-    pub(super) fn var(&self, vr: u32) -> Result<&Var<M>, String> {
+    pub(crate) fn var(&self, vr: u32) -> Result<&Var<M>, String> {
         self.vars
             .get(vr as usize)
             .ok_or_else(|| format!("unknown value reference {vr}"))
@@ -414,7 +418,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// Checks that `value` may be written to `vr` now; the reason names the variable.
-    pub(super) fn check_set(&self, vr: u32, value: f64, real: bool) -> Result<&Var<M>, String> {
+    pub(crate) fn check_set(&self, vr: u32, value: f64, real: bool) -> Result<&Var<M>, String> {
         let v = self.var(vr)?;
         let t = self.time;
         if v.is_real() != real {
@@ -479,7 +483,7 @@ impl<M: Model> Instance<M> {
     }
 }
 
-pub(super) fn step_error_text(e: &StepError) -> String {
+pub(crate) fn step_error_text(e: &StepError) -> String {
     match e {
         StepError::Invalid(t, inv) => format!("t = {t}: {inv}"),
         StepError::Solver(t, msg) => format!("t = {t}: {msg}"),

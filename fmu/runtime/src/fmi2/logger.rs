@@ -34,8 +34,15 @@ impl Category {
     }
 }
 
+/// The importer's callback: FMI 2.0's variadic logger or FMI 3.0's `logMessage`.
+#[derive(Clone, Copy)]
+enum Sink {
+    Fmi2(LoggerFn),
+    Fmi3(fmi_abi::fmi3::LogMessage),
+}
+
 pub struct Logger {
-    callback: Option<LoggerFn>,
+    callback: Option<Sink>,
     env: *mut c_void,
     instance_name: CString,
     /// Whether `fmi2SetDebugLogging` (or `loggingOn`) switched logging on.
@@ -54,12 +61,24 @@ impl Logger {
         let mut enabled = [true; CATEGORIES.len()];
         enabled[Category::Calls as usize] = false;
         Logger {
-            callback,
+            callback: callback.map(Sink::Fmi2),
             env,
             instance_name,
             on,
             enabled,
         }
+    }
+
+    /// A logger on FMI 3.0's `logMessage` callback.
+    pub fn fmi3(
+        callback: Option<fmi_abi::fmi3::LogMessage>,
+        env: *mut c_void,
+        name: &str,
+        on: bool,
+    ) -> Self {
+        let mut logger = Logger::new(None, env, name, on);
+        logger.callback = callback.map(Sink::Fmi3);
+        logger
     }
 
     /// `fmi2SetDebugLogging`: no categories means all of them.
@@ -90,16 +109,28 @@ impl Logger {
         };
         let category = CString::new(category.name()).unwrap_or_default();
         let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-        // The message is passed as the argument of "%s", so a '%' in it is harmless.
-        unsafe {
-            callback(
-                self.env,
-                self.instance_name.as_ptr(),
-                status,
-                category.as_ptr(),
-                c"%s".as_ptr(),
-                message.as_ptr(),
-            )
+        match callback {
+            // The message is passed as the argument of "%s", so a '%' in it is harmless.
+            Sink::Fmi2(callback) => unsafe {
+                callback(
+                    self.env,
+                    self.instance_name.as_ptr(),
+                    status,
+                    category.as_ptr(),
+                    c"%s".as_ptr(),
+                    message.as_ptr(),
+                )
+            },
+            // FMI 3.0 passes no instance name: the message starts with it.
+            Sink::Fmi3(callback) => {
+                let message = CString::new(format!(
+                    "{}: {}",
+                    self.instance_name.to_string_lossy(),
+                    message.to_string_lossy()
+                ))
+                .unwrap_or_default();
+                unsafe { callback(self.env, status, category.as_ptr(), message.as_ptr()) }
+            }
         }
     }
 }

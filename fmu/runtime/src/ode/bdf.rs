@@ -3,8 +3,8 @@
 
 use super::erk::Stepped;
 use super::integrator::{
-    not_finite, time_epsilon, too_many_steps, ChangesMode, Context, Method, SegmentEnd, StepError,
-    ATOL_PER_RTOL, MAX_INTERNAL_STEPS,
+    not_finite, time_epsilon, too_many_steps, ChangesMode, Context, Method, Pause, SegmentEnd,
+    StepError, ATOL_PER_RTOL, MAX_INTERNAL_STEPS,
 };
 use crate::model::{Indicators, Model};
 use diffsol::error::DiffsolError;
@@ -95,6 +95,7 @@ pub trait Stiff {
         x: &mut [f64],
         h: &mut f64,
         changes_mode: &mut ChangesMode,
+        pause: Pause,
     ) -> Result<SegmentEnd, StepError>;
 }
 
@@ -129,6 +130,7 @@ where
         x: &mut [f64],
         h: &mut f64,
         changes_mode: &mut ChangesMode,
+        pause: Pause,
     ) -> Result<SegmentEnd, StepError> {
         // A problem of its own, starting here: a BDF solver built on the kept problem and moved
         // to this start keeps a Jacobian from elsewhere, and lost accuracy (3e-11 of the range
@@ -143,7 +145,7 @@ where
             t: t0,
             equations: PhantomData,
         };
-        super::integrator::run(&mut method, t0, t1, x, h, false)
+        super::integrator::run(&mut method, t0, t1, x, h, false, pause)
     }
 }
 
@@ -220,6 +222,12 @@ where
     fn land(&mut self, tr: f64, _x: &mut [f64]) -> Result<f64, StepError> {
         self.solver.state_mut_back(tr).map_err(error_at(tr))?;
         Ok(tr)
+    }
+
+    fn here(&mut self, _x: &mut [f64], h: &mut f64) -> f64 {
+        // `step` left the states of its end in `x`.
+        *h = self.solver.state().h;
+        self.t
     }
 
     fn resume(&mut self, t1: f64, x: &mut [f64]) -> Result<bool, StepError> {

@@ -89,6 +89,12 @@ impl<M: Model> Method for Explicit<'_, M> {
         Ok(tr)
     }
 
+    fn here(&mut self, x: &mut [f64], h: &mut f64) -> f64 {
+        x.copy_from_slice(self.rk.y());
+        *h = self.rk.h;
+        self.rk.t
+    }
+
     fn resume(&mut self, t1: f64, x: &mut [f64]) -> Result<bool, StepError> {
         // A touch that changes no mode: go on from this step's end.
         let reached = t1 - self.rk.t <= time_epsilon(t1);

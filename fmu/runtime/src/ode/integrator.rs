@@ -51,11 +51,36 @@ pub enum StepError {
     Solver(f64, String),
 }
 
-/// Counters for the log and for benchmarks.
+/// Counters for the log and for benchmarks, and where the integration ended.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StepStats {
     pub state_events: usize,
     pub time_events: usize,
+    pub ended: Ended,
+}
+
+/// Where [`Integrator::integrate_with`] ended.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub enum Ended {
+    /// At the end of the step.
+    #[default]
+    Reached,
+    /// At an event, before its update: the states and inputs are those at this time, the modes
+    /// those before it (an importer's Event Mode runs the update).
+    Event(f64),
+    /// At the end of an internal step where the pause hook asked to stop.
+    Paused(f64),
+}
+
+/// After each accepted internal step: its end time; `true` stops the integration there.
+pub type Pause<'a> = Option<&'a mut dyn FnMut(f64) -> bool>;
+
+/// Where an integration may end early (FMI 3.0 Co-Simulation: Event Mode, early return).
+#[derive(Default)]
+pub struct Stops<'a> {
+    /// End at the first event, before the model's event update.
+    pub at_events: bool,
+    pub pause: Pause<'a>,
 }
 
 /// A time below which two instants are the same: segments shorter than this are not integrated.
@@ -157,6 +182,8 @@ pub enum SegmentEnd {
     Reached,
     /// At a zero crossing that changes a mode, at this time.
     Root(f64),
+    /// At the end of an internal step where the pause hook asked to stop.
+    Paused(f64),
 }
 
 /// A mode-changing test of a zero crossing: time and states there.
@@ -255,13 +282,28 @@ impl<M: Model> Integrator<M> {
 
     /// Integrates `model` from `t0` to `t1` with the inputs set by [`Integrator::set_inputs`].
     /// `h` is the step size the solver proposed last (NaN: none yet); it is updated.
+    #[cfg(test)]
     pub fn integrate(
         &mut self,
         model: &mut M,
         t0: f64,
         t1: f64,
         h: &mut f64,
+        log_event: Option<&mut dyn FnMut(&str)>,
+    ) -> Result<StepStats, StepError> {
+        self.integrate_with(model, t0, t1, h, log_event, Stops::default())
+    }
+
+    /// [`Integrator::integrate`], ending early where `stops` asks: the states, inputs and
+    /// time reached are in `model` and `StepStats::ended`.
+    pub fn integrate_with(
+        &mut self,
+        model: &mut M,
+        t0: f64,
+        t1: f64,
+        h: &mut f64,
         mut log_event: Option<&mut dyn FnMut(&str)>,
+        mut stops: Stops,
     ) -> Result<StepStats, StepError> {
         // The message is only written when someone reads it: formatting a time costs more than
         // the step it describes.
@@ -294,12 +336,25 @@ impl<M: Model> Integrator<M> {
         while t1 - t > time_epsilon(t1) {
             let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
             let t_stop = time_event.unwrap_or(t1);
-            let end = self.segment(model, t, t_stop, h, restart)?;
+            let pause = stops
+                .pause
+                .as_mut()
+                .map(|p| &mut **p as &mut dyn FnMut(f64) -> bool);
+            let end = self.segment(model, t, t_stop, h, restart, pause)?;
             restart = false;
             match end {
+                SegmentEnd::Paused(tp) => {
+                    self.apply_inputs(model, tp);
+                    stats.ended = Ended::Paused(tp);
+                    return Ok(stats);
+                }
                 SegmentEnd::Reached => {
                     t = t_stop;
                     self.apply_inputs(model, t);
+                    if time_event.is_some() && stops.at_events {
+                        stats.ended = Ended::Event(t);
+                        return Ok(stats);
+                    }
                     if time_event.is_some() {
                         stats.time_events += 1;
                         log(&|| format!("time event at t = {t}{}", described(model, t)));
@@ -309,6 +364,10 @@ impl<M: Model> Integrator<M> {
                 SegmentEnd::Root(tr) => {
                     t = tr;
                     self.apply_inputs(model, t);
+                    if stops.at_events {
+                        stats.ended = Ended::Event(t);
+                        return Ok(stats);
+                    }
                     // A crossing at rounding level that changes no mode is no event.
                     model.get_states(&mut self.x);
                     if event_iteration(model, t)? > 0 {
@@ -344,6 +403,7 @@ impl<M: Model> Integrator<M> {
         t1: f64,
         h: &mut f64,
         restart: bool,
+        pause: Pause,
     ) -> Result<SegmentEnd, StepError> {
         if M::STATES == 0 || t1 - t0 <= time_epsilon(t1) {
             // Nothing to integrate, but event indicators may still change sign with the inputs.
@@ -372,7 +432,7 @@ impl<M: Model> Integrator<M> {
             if stiff {
                 let mut changes =
                     |t: f64, x: &[f64]| changes_mode(probe, &mut context.borrow_mut(), t, x);
-                self.bdf.run(t0, t1, x, h, &mut changes)
+                self.bdf.run(t0, t1, x, h, &mut changes, pause)
             } else {
                 let mut explicit = Explicit {
                     rk: &mut self.rk,
@@ -382,7 +442,7 @@ impl<M: Model> Integrator<M> {
                     steps: 0,
                     proposal: f64::NAN,
                 };
-                run(&mut explicit, t0, t1, x, h, restart)
+                run(&mut explicit, t0, t1, x, h, restart, pause)
             }
         }));
         let end = run.unwrap_or_else(|panic| {
@@ -432,10 +492,14 @@ pub trait Method {
     /// Goes on after a crossing that changes no mode; whether that was the segment's end (then
     /// `x` holds the states there).
     fn resume(&mut self, t1: f64, x: &mut [f64]) -> Result<bool, StepError>;
+    /// The time of the last accepted step's end, its states in `x`, and in `h` the step
+    /// proposed from there.
+    fn here(&mut self, x: &mut [f64], h: &mut f64) -> f64;
 }
 
-/// The segment loop, for any method: from `t0` toward `t1` until the end or the first crossing
-/// that changes a mode; `x` ends as the states there.
+/// The segment loop, for any method: from `t0` toward `t1` until the end, the first crossing
+/// that changes a mode, or an internal step's end where `pause` says stop; `x` ends as the
+/// states there.
 pub fn run(
     method: &mut impl Method,
     t0: f64,
@@ -443,6 +507,7 @@ pub fn run(
     x: &mut [f64],
     h: &mut f64,
     restart: bool,
+    mut pause: Pause,
 ) -> Result<SegmentEnd, StepError> {
     method.start(t0, t1, x, h, restart)?;
     loop {
@@ -450,7 +515,14 @@ pub fn run(
             return Ok(SegmentEnd::Reached);
         }
         match method.step(t1, x, h)? {
-            Stepped::Inside => continue,
+            Stepped::Inside => {
+                if let Some(pause) = pause.as_mut() {
+                    let t = method.here(x, h);
+                    if pause(t) {
+                        return Ok(SegmentEnd::Paused(t));
+                    }
+                }
+            }
             Stepped::Stop => return Ok(SegmentEnd::Reached),
             Stepped::Root(tr) => {
                 method.interpolate(tr, x)?;

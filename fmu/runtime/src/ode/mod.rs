@@ -13,4 +13,4 @@ pub mod methods;
 pub mod tsit5;
 pub mod vern6;
 
-pub use integrator::{event_iteration, Integrator, StepError, MAX_EVENT_ITERATIONS};
+pub use integrator::{event_iteration, Ended, Integrator, StepError, Stops, MAX_EVENT_ITERATIONS};

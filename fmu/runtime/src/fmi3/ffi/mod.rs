@@ -1,0 +1,934 @@
+//! The FMI 3.0 C ABI: every fmi3* function, generic over the model, on the instance core the
+//! FMI 2.0 ABI uses. [`crate::export_fmu!`] writes them with `#[no_mangle]` names.
+//!
+//! Every entry point checks its pointers and the call against the FMI 3.0 state machine, and
+//! runs inside `catch_unwind`: a panic becomes fmi3Fatal for that instance. A call made from
+//! inside the intermediate update callback, while `fmi3DoStep` runs, is refused.
+
+use super::extra::{extra, Extra};
+use super::instance::Instance3;
+use crate::describe;
+use crate::fmi2::instance::{allowed, CallResult, FmiState, Instance, Interface};
+use crate::fmi2::logger::{Category, Logger, Status, ERROR, FATAL, OK};
+use crate::model::{Indicators, Model};
+use fmi_abi::fmi3::{
+    Binary, ClockUpdate, DependencyKind, Environment, IntermediateUpdate, IntervalQualifier,
+    LogMessage, Preemption, Str, ValueReference, DEPENDENT,
+};
+use std::cell::{Cell, UnsafeCell};
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod co_simulation;
+mod fmu_state;
+mod model_exchange;
+pub use co_simulation::*;
+pub use fmu_state::*;
+pub use model_exchange::*;
+
+/// What `fmi3Instance` points at: the instance, and whether a call on it is running (the
+/// intermediate update callback runs inside `fmi3DoStep`).
+struct Handle<M: Model> {
+    busy: Cell<bool>,
+    instance: UnsafeCell<Instance3<M>>,
+}
+
+unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
+    if n == 0 {
+        Ok(&[])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts(ptr, n))
+    }
+}
+
+unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &str) -> Result<&'a mut [T], String> {
+    if n == 0 {
+        Ok(&mut [])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts_mut(ptr, n))
+    }
+}
+
+unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
+    ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
+}
+
+/// The interface an FMI 3.0 function belongs to, if only one.
+fn only_for(function: &str) -> Option<Interface> {
+    match function {
+        "fmi3EnterStepMode" | "fmi3GetOutputDerivatives" | "fmi3DoStep" => {
+            Some(Interface::CoSimulation)
+        }
+        "fmi3EnterContinuousTimeMode"
+        | "fmi3CompletedIntegratorStep"
+        | "fmi3SetTime"
+        | "fmi3SetContinuousStates"
+        | "fmi3GetContinuousStateDerivatives"
+        | "fmi3GetEventIndicators"
+        | "fmi3GetContinuousStates"
+        | "fmi3GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
+        _ => None,
+    }
+}
+
+/// The FMI 3.0 name of a state of the shared state machine.
+fn state_name(state: FmiState, interface: Interface) -> &'static str {
+    match state {
+        FmiState::Instantiated => "Instantiated",
+        FmiState::InitializationMode => "Initialization Mode",
+        FmiState::StepComplete => "Step Mode",
+        FmiState::StepFailed | FmiState::StepCanceled => "Step Mode (failed)",
+        FmiState::Terminated => "Terminated",
+        FmiState::Error => "Error",
+        FmiState::Fatal => "Fatal",
+        FmiState::EventMode if interface == Interface::CoSimulation => "Event Mode",
+        FmiState::EventMode => "Event Mode",
+        FmiState::ContinuousTimeMode => "Continuous-Time Mode",
+    }
+}
+
+/// Runs `f` on the instance behind `c` if `function` is allowed in its state.
+unsafe fn call<M: Model>(
+    c: *mut c_void,
+    function: &str,
+    states: &[FmiState],
+    f: impl FnOnce(&mut Instance3<M>) -> CallResult,
+) -> Status {
+    let Some(handle) = (c as *const Handle<M>).as_ref() else {
+        return ERROR;
+    };
+    if handle.busy.get() {
+        // The instance is inside fmi3DoStep (its intermediate update callback): it cannot be
+        // touched, not even to log through it.
+        return ERROR;
+    }
+    handle.busy.set(true);
+    let instance = &mut *handle.instance.get();
+    let status = run(instance, function, states, f);
+    handle.busy.set(false);
+    status
+}
+
+fn run<M: Model>(
+    instance: &mut Instance3<M>,
+    function: &str,
+    states: &[FmiState],
+    f: impl FnOnce(&mut Instance3<M>) -> CallResult,
+) -> Status {
+    let core = &instance.core;
+    core.logger.log(OK, Category::Calls, function);
+    let refusal = if let Some(only) = only_for(function).filter(|i| *i != core.interface) {
+        Some(format!(
+            "{function} is a {} function; this instance was created for {}",
+            only.name(),
+            core.interface.name()
+        ))
+    } else if !states.contains(&core.state) {
+        Some(format!(
+            "{function} is not allowed in {}",
+            state_name(core.state, core.interface)
+        ))
+    } else {
+        None
+    };
+    if let Some(msg) = refusal {
+        core.logger.log(ERROR, Category::Error, &msg);
+        return ERROR;
+    }
+    match catch_unwind(AssertUnwindSafe(|| f(&mut *instance))) {
+        Ok(Ok(status)) => status,
+        Ok(Err(msg)) => {
+            instance
+                .core
+                .logger
+                .log(ERROR, Category::Error, &format!("{function}: {msg}"));
+            ERROR
+        }
+        Err(payload) => {
+            instance.core.state = FmiState::Fatal;
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let msg = format!("{function}: internal error: {what}");
+            instance.core.logger.log(FATAL, Category::Error, &msg);
+            FATAL
+        }
+    }
+}
+
+pub fn get_version<M: Model>() -> *const c_char {
+    c"3.0".as_ptr()
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_debug_logging<M: Model>(
+    c: *mut c_void,
+    on: bool,
+    n: usize,
+    categories: *const Str,
+) -> Status {
+    call::<M>(c, "fmi3SetDebugLogging", allowed::ANY_BUT_FATAL, |inst| {
+        let mut names = Vec::with_capacity(n);
+        for &p in slice(categories, n, "categories")? {
+            if p.is_null() {
+                return Err("a category name is NULL".into());
+            }
+            names.push(CStr::from_ptr(p).to_string_lossy().into_owned());
+        }
+        inst.core.logger.configure(on, &names)?;
+        Ok(OK)
+    })
+}
+
+/// The part of instantiation both interfaces share.
+#[allow(clippy::too_many_arguments)]
+unsafe fn instantiate<M: Model>(
+    function: &str,
+    interface: Interface,
+    name: Str,
+    token: Str,
+    logging_on: bool,
+    env: Environment,
+    log: Option<LogMessage>,
+    co_simulation: (bool, bool, Option<IntermediateUpdate>),
+) -> *mut c_void {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let instance_name = match name.as_ref() {
+            Some(_) => CStr::from_ptr(name).to_string_lossy().into_owned(),
+            None => String::new(),
+        };
+        let logger = Logger::fmi3(log, env, &instance_name, logging_on);
+        let fail = |msg: &str| {
+            logger.log(ERROR, Category::Error, &format!("{function}: {msg}"));
+            std::ptr::null_mut()
+        };
+        if instance_name.is_empty() {
+            return fail("instanceName is NULL or empty");
+        }
+        let expected = describe::guid::<M>();
+        let given = match token.as_ref() {
+            Some(_) => CStr::from_ptr(token).to_string_lossy().into_owned(),
+            None => return fail("instantiationToken is NULL"),
+        };
+        if given != expected {
+            return fail(&format!(
+                "instantiationToken {given} does not match {expected}"
+            ));
+        }
+        let (event_mode_used, early_return_allowed, intermediate_update) = co_simulation;
+        let mut core = Instance::<M>::new(logger, interface);
+        // FMU states of FMI 3.0 instances are their own: an FMI 2.0 state is refused, by name.
+        core.guid = format!("{expected} FMI 3.0");
+        core.co_simulation_event_mode = event_mode_used;
+        let handle = Box::new(Handle {
+            busy: Cell::new(false),
+            instance: UnsafeCell::new(Instance3 {
+                core,
+                event_mode_used,
+                early_return_allowed,
+                intermediate_update,
+                env,
+            }),
+        });
+        Box::into_raw(handle) as *mut c_void
+    }));
+    result.unwrap_or(std::ptr::null_mut())
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules for fmi3InstantiateModelExchange.
+pub unsafe fn instantiate_model_exchange<M: Model>(
+    name: Str,
+    token: Str,
+    _resources: Str,
+    _visible: bool,
+    logging_on: bool,
+    env: Environment,
+    log: Option<LogMessage>,
+) -> *mut c_void {
+    instantiate::<M>(
+        "fmi3InstantiateModelExchange",
+        Interface::ModelExchange,
+        name,
+        token,
+        logging_on,
+        env,
+        log,
+        (false, false, None),
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules for fmi3InstantiateCoSimulation.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn instantiate_co_simulation<M: Model>(
+    name: Str,
+    token: Str,
+    _resources: Str,
+    _visible: bool,
+    logging_on: bool,
+    event_mode_used: bool,
+    early_return_allowed: bool,
+    required: *const ValueReference,
+    n_required: usize,
+    env: Environment,
+    log: Option<LogMessage>,
+    update: Option<IntermediateUpdate>,
+) -> *mut c_void {
+    if n_required > 0 {
+        let logger = Logger::fmi3(log, env, "", true);
+        let first = if required.is_null() { 0 } else { *required };
+        logger.log(
+            ERROR,
+            Category::Error,
+            &format!("fmi3InstantiateCoSimulation: {n_required} intermediate variables required (value reference {first} first); these FMUs declare none (no variable has intermediateUpdate=\"true\")"),
+        );
+        return std::ptr::null_mut();
+    }
+    instantiate::<M>(
+        "fmi3InstantiateCoSimulation",
+        Interface::CoSimulation,
+        name,
+        token,
+        logging_on,
+        env,
+        log,
+        (event_mode_used, early_return_allowed, update),
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn instantiate_scheduled_execution<M: Model>(
+    _name: Str,
+    _token: Str,
+    _resources: Str,
+    _visible: bool,
+    _logging_on: bool,
+    env: Environment,
+    log: Option<LogMessage>,
+    _clock: Option<ClockUpdate>,
+    _lock: Option<Preemption>,
+    _unlock: Option<Preemption>,
+) -> *mut c_void {
+    let logger = Logger::fmi3(log, env, "", true);
+    logger.log(
+        ERROR,
+        Category::Error,
+        "fmi3InstantiateScheduledExecution: Scheduled Execution is not provided (modelDescription.xml has no ScheduledExecution element)",
+    );
+    std::ptr::null_mut()
+}
+
+/// # Safety
+/// `c` is NULL or was returned by an instantiate function of this model and not freed.
+pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
+    if c.is_null() || (*(c as *const Handle<M>)).busy.get() {
+        return;
+    }
+    let _ = catch_unwind(|| drop(Box::from_raw(c as *mut Handle<M>)));
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn enter_initialization_mode<M: Model>(
+    c: *mut c_void,
+    tolerance_defined: bool,
+    tolerance: f64,
+    start: f64,
+    stop_defined: bool,
+    stop: f64,
+) -> Status {
+    call::<M>(
+        c,
+        "fmi3EnterInitializationMode",
+        allowed::INSTANTIATED,
+        |inst| {
+            let tol = tolerance_defined.then_some(tolerance);
+            inst.core
+                .setup_experiment(tol, start, stop_defined.then_some(stop))?;
+            inst.core.enter_initialization_mode();
+            Ok(OK)
+        },
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(
+        c,
+        "fmi3ExitInitializationMode",
+        allowed::INITIALIZATION,
+        |inst| inst.exit_initialization_mode(),
+    )
+}
+
+/// States in which `fmi3EnterEventMode` is allowed: Model Exchange's Continuous-Time Mode and
+/// Co-Simulation's Step Mode (with Event Mode used), and Event Mode itself.
+const ENTER_EVENT_MODE: &[FmiState] = &[
+    FmiState::ContinuousTimeMode,
+    FmiState::StepComplete,
+    FmiState::EventMode,
+];
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi3EnterEventMode", ENTER_EVENT_MODE, |inst| {
+        if inst.core.interface == Interface::CoSimulation && !inst.event_mode_used {
+            return Err(
+                "Event Mode was not asked for at instantiation (eventModeUsed = false)".into(),
+            );
+        }
+        inst.core.enter_event_mode();
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn terminate<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi3Terminate", allowed::TERMINATE, |inst| {
+        inst.core.terminate();
+        Ok(OK)
+    })
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn reset<M: Model>(c: *mut c_void) -> Status {
+    call::<M>(c, "fmi3Reset", allowed::ANY_BUT_FATAL, |inst| {
+        inst.core.reset();
+        Ok(OK)
+    })
+}
+
+/// Checks that an array argument holds one value per value reference (all variables here are
+/// scalars).
+fn scalars(n: usize, n_values: usize) -> Result<(), String> {
+    if n == n_values {
+        Ok(())
+    } else {
+        Err(format!(
+            "nValues = {n_values} for {n} value references: every variable is a scalar"
+        ))
+    }
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_float64<M: Model>(
+    c: *mut c_void,
+    vr: *const ValueReference,
+    n: usize,
+    v: *mut f64,
+    n_values: usize,
+) -> Status {
+    call::<M>(c, "fmi3GetFloat64", allowed::GET, |inst| {
+        scalars(n, n_values)?;
+        let (vrs, values) = (slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?);
+        let n_vars = inst.core.vars.len();
+        if vrs.iter().all(|vr| (*vr as usize) < n_vars) {
+            return inst.core.get_real(vrs, values);
+        }
+        // The time or an event indicator among them: one at a time.
+        let mut status = OK;
+        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
+            match extra::<M>(*vr, n_vars) {
+                Some(Extra::Time) => *value = inst.core.time,
+                Some(Extra::Indicator(i)) => {
+                    let mut z = vec![0.0; M::EVENT_INDICATORS];
+                    inst.core.refresh()?;
+                    inst.core
+                        .model
+                        .event_indicators(inst.core.time, &mut Indicators::new(&mut z));
+                    *value = z[i];
+                }
+                None => {
+                    status = status.max(inst.core.get_real(&[*vr], std::slice::from_mut(value))?)
+                }
+            }
+        }
+        Ok(status)
+    })
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_int32<M: Model>(
+    c: *mut c_void,
+    vr: *const ValueReference,
+    n: usize,
+    v: *mut i32,
+    n_values: usize,
+) -> Status {
+    call::<M>(c, "fmi3GetInt32", allowed::GET, |inst| {
+        scalars(n, n_values)?;
+        inst.core
+            .get_integer(slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?)
+    })
+}
+
+/// The time and the event indicators are read-only; the rest is the core's check.
+fn check_settable<M: Model>(inst: &Instance3<M>, vrs: &[ValueReference]) -> Result<(), String> {
+    let n_vars = inst.core.vars.len();
+    for vr in vrs {
+        match extra::<M>(*vr, n_vars) {
+            Some(Extra::Time) => {
+                return Err(format!(
+                    "time (vr {vr}) is the independent variable and cannot be set"
+                ))
+            }
+            Some(Extra::Indicator(i)) => {
+                return Err(format!(
+                    "{} (vr {vr}) is a calculated local variable and cannot be set",
+                    super::extra::indicator_name(i)
+                ))
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_float64<M: Model>(
+    c: *mut c_void,
+    vr: *const ValueReference,
+    n: usize,
+    v: *const f64,
+    n_values: usize,
+) -> Status {
+    call::<M>(c, "fmi3SetFloat64", allowed::SET, |inst| {
+        scalars(n, n_values)?;
+        let vrs = slice(vr, n, "valueReferences")?;
+        check_settable(inst, vrs)?;
+        inst.core.set_real(vrs, slice(v, n, "values")?)
+    })
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_int32<M: Model>(
+    c: *mut c_void,
+    vr: *const ValueReference,
+    n: usize,
+    v: *const i32,
+    n_values: usize,
+) -> Status {
+    call::<M>(c, "fmi3SetInt32", allowed::SET, |inst| {
+        scalars(n, n_values)?;
+        let vrs = slice(vr, n, "valueReferences")?;
+        check_settable(inst, vrs)?;
+        inst.core.set_integer(vrs, slice(v, n, "values")?)
+    })
+}
+
+/// Getters and setters of the types these models have no variable of: any value reference is
+/// of another type.
+unsafe fn no_such_type<M: Model>(
+    c: *mut c_void,
+    function: &str,
+    states: &[FmiState],
+    vr: *const ValueReference,
+    n: usize,
+) -> Status {
+    call::<M>(c, function, states, |_| {
+        match slice(vr, n, "valueReferences")?.first() {
+            None => Ok(OK),
+            Some(vr) => Err(format!(
+                "value reference {vr} is not of this type: the model has no variable of it (only Float64 and Int32)"
+            )),
+        }
+    })
+}
+
+/// A function of a feature these FMUs do not provide: fmi3Error with the reason, unless the
+/// request is empty.
+unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, why: &str) -> Status {
+    call::<M>(c, function, allowed::ANY_BUT_FATAL, |_| {
+        if n == 0 {
+            Ok(OK)
+        } else {
+            Err(why.to_string())
+        }
+    })
+}
+
+macro_rules! no_such_type {
+    ($($name:ident $fmi:literal $states:ident $value:ty $(, $extra:ty)*;)*) => {
+        $(
+            /// # Safety
+            /// FMI 3.0 pointer rules.
+            pub unsafe fn $name<M: Model>(
+                c: *mut c_void,
+                vr: *const ValueReference,
+                n: usize,
+                $(_: $extra,)*
+                _: $value,
+                _: usize,
+            ) -> Status {
+                no_such_type::<M>(c, $fmi, allowed::$states, vr, n)
+            }
+        )*
+    };
+}
+
+no_such_type! {
+    get_float32 "fmi3GetFloat32" GET *mut f32;
+    get_int8 "fmi3GetInt8" GET *mut i8;
+    get_uint8 "fmi3GetUInt8" GET *mut u8;
+    get_int16 "fmi3GetInt16" GET *mut i16;
+    get_uint16 "fmi3GetUInt16" GET *mut u16;
+    get_uint32 "fmi3GetUInt32" GET *mut u32;
+    get_int64 "fmi3GetInt64" GET *mut i64;
+    get_uint64 "fmi3GetUInt64" GET *mut u64;
+    get_boolean "fmi3GetBoolean" GET *mut bool;
+    get_string "fmi3GetString" GET *mut Str;
+    get_binary "fmi3GetBinary" GET *mut Binary, *mut usize;
+    set_float32 "fmi3SetFloat32" SET *const f32;
+    set_int8 "fmi3SetInt8" SET *const i8;
+    set_uint8 "fmi3SetUInt8" SET *const u8;
+    set_int16 "fmi3SetInt16" SET *const i16;
+    set_uint16 "fmi3SetUInt16" SET *const u16;
+    set_uint32 "fmi3SetUInt32" SET *const u32;
+    set_int64 "fmi3SetInt64" SET *const i64;
+    set_uint64 "fmi3SetUInt64" SET *const u64;
+    set_boolean "fmi3SetBoolean" SET *const bool;
+    set_string "fmi3SetString" SET *const Str;
+    set_binary "fmi3SetBinary" SET *const Binary, *const usize;
+}
+
+const NO_CLOCKS: &str = "clocks are not provided: the model declares none";
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_clock<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *mut bool,
+) -> Status {
+    unsupported::<M>(c, "fmi3GetClock", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_clock<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *const bool,
+) -> Status {
+    unsupported::<M>(c, "fmi3SetClock", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_interval_decimal<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *mut f64,
+    _: *mut IntervalQualifier,
+) -> Status {
+    unsupported::<M>(c, "fmi3GetIntervalDecimal", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_interval_fraction<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *mut u64,
+    _: *mut u64,
+    _: *mut IntervalQualifier,
+) -> Status {
+    unsupported::<M>(c, "fmi3GetIntervalFraction", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_shift_decimal<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *mut f64,
+) -> Status {
+    unsupported::<M>(c, "fmi3GetShiftDecimal", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_shift_fraction<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *mut u64,
+    _: *mut u64,
+) -> Status {
+    unsupported::<M>(c, "fmi3GetShiftFraction", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_interval_decimal<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *const f64,
+) -> Status {
+    unsupported::<M>(c, "fmi3SetIntervalDecimal", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_interval_fraction<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *const u64,
+    _: *const u64,
+) -> Status {
+    unsupported::<M>(c, "fmi3SetIntervalFraction", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_shift_decimal<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *const f64,
+) -> Status {
+    unsupported::<M>(c, "fmi3SetShiftDecimal", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn set_shift_fraction<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n: usize,
+    _: *const u64,
+    _: *const u64,
+) -> Status {
+    unsupported::<M>(c, "fmi3SetShiftFraction", n, NO_CLOCKS)
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn activate_model_partition<M: Model>(
+    c: *mut c_void,
+    _: ValueReference,
+    _: f64,
+) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3ActivateModelPartition",
+        1,
+        "Scheduled Execution is not provided",
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn evaluate_discrete_states<M: Model>(c: *mut c_void) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3EvaluateDiscreteStates",
+        1,
+        "not provided (providesEvaluateDiscreteStates = false): the models have no clocked partitions",
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn enter_configuration_mode<M: Model>(c: *mut c_void) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3EnterConfigurationMode",
+        1,
+        "Configuration Mode is not provided: the models have no structural parameters",
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn exit_configuration_mode<M: Model>(c: *mut c_void) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3ExitConfigurationMode",
+        1,
+        "Configuration Mode is not provided: the models have no structural parameters",
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get_directional_derivative<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n_unknowns: usize,
+    _: *const ValueReference,
+    n_knowns: usize,
+    _: *const f64,
+    _: usize,
+    _: *mut f64,
+    _: usize,
+) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3GetDirectionalDerivative",
+        n_unknowns * n_knowns,
+        "directional derivatives are not provided (providesDirectionalDerivatives = false)",
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn get_adjoint_derivative<M: Model>(
+    c: *mut c_void,
+    _: *const ValueReference,
+    n_unknowns: usize,
+    _: *const ValueReference,
+    n_knowns: usize,
+    _: *const f64,
+    _: usize,
+    _: *mut f64,
+    _: usize,
+) -> Status {
+    unsupported::<M>(
+        c,
+        "fmi3GetAdjointDerivative",
+        n_unknowns * n_knowns,
+        "adjoint derivatives are not provided (providesAdjointDerivatives = false)",
+    )
+}
+
+/// The declared dependencies of `vr` as value references: in Instantiated and Initialization
+/// Mode those of `ModelStructure/InitialUnknown`, afterwards those of `Output` and
+/// `ContinuousStateDerivative`, as modelDescription.xml states them.
+fn dependencies<M: Model>(inst: &Instance3<M>, vr: ValueReference) -> Result<Vec<u32>, String> {
+    let md = describe::model_description::<M>("");
+    let ms = &md.model_structure;
+    let initial = matches!(
+        inst.core.state,
+        FmiState::Instantiated | FmiState::InitializationMode
+    );
+    let index = vr as usize + 1;
+    let lists: Vec<&Vec<model_description::Unknown>> = if initial {
+        vec![&ms.initial_unknowns]
+    } else {
+        vec![&ms.outputs, &ms.derivatives]
+    };
+    let unknown = lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .find(|u| u.index == index)
+        .ok_or_else(|| {
+            format!(
+                "value reference {vr} is not an {} of ModelStructure",
+                if initial {
+                    "InitialUnknown"
+                } else {
+                    "Output or ContinuousStateDerivative"
+                }
+            )
+        })?;
+    match &unknown.dependencies {
+        Some(deps) => Ok(deps.iter().map(|i| (*i - 1) as u32).collect()),
+        None => Err(format!(
+            "value reference {vr} depends on every known (no list declared)"
+        )),
+    }
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_number_of_variable_dependencies<M: Model>(
+    c: *mut c_void,
+    vr: ValueReference,
+    n: *mut usize,
+) -> Status {
+    call::<M>(
+        c,
+        "fmi3GetNumberOfVariableDependencies",
+        allowed::ANY_BUT_FATAL,
+        |inst| {
+            *out(n, "nDependencies")? = dependencies(inst, vr)?.len();
+            Ok(OK)
+        },
+    )
+}
+
+/// # Safety
+/// FMI 3.0 pointer rules.
+pub unsafe fn get_variable_dependencies<M: Model>(
+    c: *mut c_void,
+    dependent: ValueReference,
+    element_of_dependent: *mut usize,
+    independents: *mut ValueReference,
+    element_of_independents: *mut usize,
+    kinds: *mut DependencyKind,
+    n: usize,
+) -> Status {
+    call::<M>(
+        c,
+        "fmi3GetVariableDependencies",
+        allowed::ANY_BUT_FATAL,
+        |inst| {
+            let deps = dependencies(inst, dependent)?;
+            if n != deps.len() {
+                return Err(format!(
+                    "nDependencies = {n}, but value reference {dependent} has {}",
+                    deps.len()
+                ));
+            }
+            let (a, b, k, d) = (
+                slice_mut(element_of_dependent, n, "elementIndicesOfDependent")?,
+                slice_mut(independents, n, "independents")?,
+                slice_mut(element_of_independents, n, "elementIndicesOfIndependents")?,
+                slice_mut(kinds, n, "dependencyKinds")?,
+            );
+            for i in 0..n {
+                // Scalars: element index 0.
+                a[i] = 0;
+                b[i] = deps[i];
+                k[i] = 0;
+                d[i] = DEPENDENT;
+            }
+            Ok(OK)
+        },
+    )
+}
+
+/// The FMI 3.0 modelDescription.xml as a C string for the xtask (free it with
+/// `drivetrain_fmu_free_string`); NULL if it could not be written.
+///
+/// # Safety
+/// `timestamp` is NULL or a NUL-terminated string.
+pub unsafe fn model_description<M: Model>(timestamp: *const c_char) -> *mut c_char {
+    let timestamp = match timestamp.as_ref() {
+        Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
+        None => "1970-01-01T00:00:00Z".into(),
+    };
+    catch_unwind(AssertUnwindSafe(|| {
+        let xml = describe::model_description::<M>(&timestamp).to_fmi3_xml();
+        std::ffi::CString::new(xml).map_or(std::ptr::null_mut(), std::ffi::CString::into_raw)
+    }))
+    .unwrap_or(std::ptr::null_mut())
+}
