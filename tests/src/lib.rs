@@ -2,6 +2,7 @@
 //! reads its modelDescription.xml, loads the binary with libloading and calls it through the
 //! C ABI only.
 
+pub mod fmi3;
 pub mod ode;
 pub mod scenario;
 pub mod state_bytes;
@@ -131,7 +132,7 @@ pub fn check_fresh(fmu: &Path, sources: &[PathBuf]) -> Result<(), String> {
 }
 
 /// What every FMU is built from: a change anywhere here makes the packaged FMUs stale.
-fn fmu_sources() -> Vec<PathBuf> {
+pub(crate) fn fmu_sources() -> Vec<PathBuf> {
     let root = workspace();
     ["fmu", "modelDescription", "Cargo.toml", "Cargo.lock"]
         .iter()

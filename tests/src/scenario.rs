@@ -14,6 +14,8 @@ pub struct Scenario {
     pub params: Vec<(String, f64)>,
     pub stop: f64,
     pub step: f64,
+    /// The relative tolerance of the scenario's settings.
+    pub tol: f64,
 }
 
 pub fn read_table(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
@@ -90,6 +92,7 @@ pub fn scenarios(model: &str) -> Vec<Scenario> {
             Scenario {
                 stop: value("StopTime"),
                 step: value("StepSize"),
+                tol: value("RelTol"),
                 dir,
                 names,
                 rows,
