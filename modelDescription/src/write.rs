@@ -116,8 +116,8 @@ fn variable(xml: &mut Xml, v: &ScalarVariable) {
     xml.close("ScalarVariable");
 }
 
-/// `UnitDefinitions`, `LogCategories` and `DefaultExperiment`, the same in FMI 2.0 and 3.0.
-pub(crate) fn units_categories_experiment(xml: &mut Xml, md: &ModelDescription) {
+/// `UnitDefinitions`, the same in FMI 2.0 and 3.0.
+pub(crate) fn unit_definitions(xml: &mut Xml, md: &ModelDescription) {
     if !md.unit_definitions.is_empty() {
         xml.open(BytesStart::new("UnitDefinitions"));
         for u in &md.unit_definitions {
@@ -148,7 +148,10 @@ pub(crate) fn units_categories_experiment(xml: &mut Xml, md: &ModelDescription) 
         }
         xml.close("UnitDefinitions");
     }
+}
 
+/// `LogCategories` and `DefaultExperiment`, the same in FMI 2.0 and 3.0.
+pub(crate) fn categories_and_experiment(xml: &mut Xml, md: &ModelDescription) {
     if !md.log_categories.is_empty() {
         xml.open(BytesStart::new("LogCategories"));
         for c in &md.log_categories {
@@ -242,7 +245,8 @@ pub(crate) fn to_xml(md: &ModelDescription) -> String {
     ));
     xml.empty(e);
 
-    units_categories_experiment(&mut xml, md);
+    unit_definitions(&mut xml, md);
+    categories_and_experiment(&mut xml, md);
 
     xml.open(BytesStart::new("ModelVariables"));
     for v in &md.model_variables {

@@ -4,7 +4,7 @@
 //! each keeps the one it has in FMI 2.0: the independent variable `time`, and one local
 //! variable per event indicator, which `ModelStructure/EventIndicator` names.
 
-use crate::write::{flag, real, units_categories_experiment, Xml};
+use crate::write::{categories_and_experiment, flag, real, unit_definitions, Xml};
 use crate::*;
 use quick_xml::events::{BytesDecl, BytesStart, Event};
 use quick_xml::Writer;
@@ -43,16 +43,9 @@ fn variable(xml: &mut Xml, md: &ModelDescription, v: &ScalarVariable, state: boo
     if let Some(i) = v.initial {
         e.push_attribute(("initial", i.as_str()));
     }
-    if let VariableType::Real {
-        unit, display_unit, ..
-    } = &v.kind
-    {
-        if let Some(u) = unit {
-            e.push_attribute(("unit", u.as_str()));
-        }
-        if let Some(d) = display_unit {
-            e.push_attribute(("displayUnit", d.as_str()));
-        }
+    if let VariableType::Real { unit: Some(u), .. } = &v.kind {
+        // The unit through a type of its own (see `type_definitions`).
+        e.push_attribute(("declaredType", u.as_str()));
     }
     for (key, value) in [("min", min), ("max", max), ("start", start)] {
         if let Some(x) = value {
@@ -82,6 +75,38 @@ fn unknowns(xml: &mut Xml, md: &ModelDescription, name: &str, list: &[Unknown]) 
         }
         xml.empty(e);
     }
+}
+
+/// One `Float64Type` per unit a variable has, named after the unit, with its display unit.
+/// Variables name their unit through `declaredType`, as the Reference FMUs do: FMI 3.0 also
+/// allows `unit` on the variable itself, but not every importer reads it there (fmi-sim 0.7
+/// refuses the description).
+fn type_definitions(xml: &mut Xml, md: &ModelDescription) {
+    // `time` is in seconds.
+    let mut units: Vec<(&str, Option<&str>)> = vec![("s", None)];
+    for v in &md.model_variables {
+        if let VariableType::Real {
+            unit: Some(u),
+            display_unit,
+            ..
+        } = &v.kind
+        {
+            if !units.iter().any(|(n, _)| n == u) {
+                units.push((u.as_str(), display_unit.as_deref()));
+            }
+        }
+    }
+    xml.open(BytesStart::new("TypeDefinitions"));
+    for (unit, display) in units {
+        let mut e = BytesStart::new("Float64Type");
+        e.push_attribute(("name", unit));
+        e.push_attribute(("unit", unit));
+        if let Some(d) = display {
+            e.push_attribute(("displayUnit", d));
+        }
+        xml.empty(e);
+    }
+    xml.close("TypeDefinitions");
 }
 
 pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
@@ -147,7 +172,9 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
     e.push_attribute(("hasEventMode", "true"));
     xml.empty(e);
 
-    units_categories_experiment(&mut xml, md);
+    unit_definitions(&mut xml, md);
+    type_definitions(&mut xml, md);
+    categories_and_experiment(&mut xml, md);
 
     let n = md.model_variables.len();
     let states: Vec<usize> = md
@@ -168,7 +195,7 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
     time.push_attribute(("description", "Simulation time"));
     time.push_attribute(("causality", "independent"));
     time.push_attribute(("variability", "continuous"));
-    time.push_attribute(("unit", "s"));
+    time.push_attribute(("declaredType", "s"));
     xml.empty(time);
     for (i, v) in md.model_variables.iter().enumerate() {
         variable(&mut xml, md, v, states.contains(&(i + 1)));

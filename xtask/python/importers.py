@@ -66,7 +66,7 @@ class Scenario:
             v = variables.get(name)
             if v is None or v.causality != "parameter":
                 raise ValueError(f"{self.par_path}: {name!r} is not a parameter of {self.model}")
-            if v.type == "Integer":
+            if v.type in ("Integer", "Int32"):
                 x = float(text)
                 if x != int(x):
                     raise ValueError(f"{self.par_path}: {name} is an Integer, not {text}")
@@ -258,15 +258,18 @@ def at_communication_points(sc, time, values):
     return np.array(sc.grid()), {n: np.asarray(v)[rows] for n, v in values.items()}
 
 
-def fmi_sim(fmu, sc, work):
-    """`fmi-sim` (crate fmi-sim) from the command line, with the scenario's input CSV."""
+def fmi_sim(fmu, sc, work, options=(), held=False):
+    """`fmi-sim` (crate fmi-sim) from the command line, with the scenario's input CSV (`held`:
+    held over each communication step, `Scenario.held_inputs`); `options`: more options of its
+    co-simulation command."""
     exe = os.environ.get("FMI_SIM", "fmi-sim")
     out = os.path.join(work, "fmi-sim.csv")
     cmd = [exe, "--model", fmu, "-o", out]
     if sc.inputs is not None:
-        cmd += ["-i", left_limit_steps(sc, os.path.join(work, "in.csv"))]
+        table = sc.held_inputs() if held else None
+        cmd += ["-i", left_limit_steps(sc, os.path.join(work, "in.csv"), table)]
     cmd += ["co-simulation", "-s", repr(sc.start), "-f", repr(sc.stop),
-            "--output-interval", repr(sc.step), "--tolerance", repr(sc.tol)]
+            "--output-interval", repr(sc.step), "--tolerance", repr(sc.tol), *options]
     # Parameters: `--init-values name=value`, once per variable (fmi-sim casts the text to the
     # variable's type and sets it after instantiation, before fmi2SetupExperiment).
     for name, value in sc.parameter_values(read_model_description(fmu)).items():
@@ -319,13 +322,14 @@ def fmi_sim_me(fmu, sc, work):
                                    {n: data[:, col[n]] for n in sc.outputs})
 
 
-def left_limit_steps(sc, path):
-    """The input CSV with every step (two rows at one time t) moved to t - 1 ns.
+def left_limit_steps(sc, path, table=None):
+    """The input CSV (or `table`) with every step (two rows at one time t) moved to t - 1 ns.
 
     fmi-sim 0.7 looks inputs up with the left limit in co-simulation, so the step that starts at
     t would still get the value before the jump; the Cross-Check rule (and FMPy) give the value
     after it."""
-    time = np.array(sc.inputs["time"], dtype=float)
+    table = sc.inputs if table is None else table
+    time = np.array(table["time"], dtype=float)
     for i in range(len(time) - 1):
         if time[i + 1] == time[i]:
             time[i] -= 1e-9
@@ -334,7 +338,7 @@ def left_limit_steps(sc, path):
         w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
         w.writerow(["time"] + names)
         for k in range(len(time)):
-            w.writerow([float(time[k])] + [float(sc.inputs[n][k]) for n in names])
+            w.writerow([float(time[k])] + [float(table[n][k]) for n in names])
     return path
 
 
@@ -427,6 +431,40 @@ def container(fmu, sc, work):
     return fmpy(path, sc, work, start_values)
 
 
+def fmpy_event_mode(fmu, sc, _work):
+    """FMPy as an FMI 3.0 Co-Simulation importer with Event Mode and early return
+    (`use_event_mode`, `early_return_allowed`): a step that ends at an event is followed by
+    Event Mode, the event iteration and Step Mode, and the next step goes on from the event to
+    the communication point. FMPy also samples the outputs at each early return: the values
+    judged are those at the communication points.
+
+    At an early return FMPy sets the inputs of the event's time from its input table, so a
+    table interpolated between the communication points would give the rest of the step other
+    inputs than the reference holds: the inputs are given held over each step
+    (`Scenario.held_inputs`), as the reference has them."""
+    start_values = sc.parameter_values(read_model_description(fmu))
+    r = simulate_fmu(fmu, start_time=sc.start, stop_time=sc.stop, output_interval=sc.step,
+                     relative_tolerance=sc.tol, input=sc.held_inputs(), output=sc.outputs,
+                     start_values=start_values, use_event_mode=True, early_return_allowed=True)
+    return at_communication_points(sc, r["time"], {n: r[n] for n in sc.outputs})
+
+
+def fmi_sim_event_mode(fmu, sc, work):
+    """`fmi-sim co-simulation --event-mode-used --early-return-allowed` on an FMI 3.0 FMU, with
+    the inputs held over each step (fmi-sim, too, reads its table at an early return); the
+    values judged are those at the communication points after the first."""
+    time, values = fmi_sim(fmu, sc, work, ["--event-mode-used", "--early-return-allowed"],
+                           held=True)
+    rows, j = [], 0
+    for t in sc.grid()[1:]:
+        while j < len(time) and time[j] < t and not math.isclose(time[j], t):
+            j += 1
+        if j == len(time) or not math.isclose(time[j], t):
+            raise RuntimeError(f"no result at the communication point t = {t}")
+        rows.append(j)
+    return np.asarray(time)[rows], {n: np.asarray(v)[rows] for n, v in values.items()}
+
+
 # Judged: each must come within 1e-6 of every reference. All but "FMPy ME" use the Co-Simulation
 # interface.
 IMPORTERS = {
@@ -456,6 +494,27 @@ INTERPOLATED_NOT_JUDGED = {
 }
 
 
+# The FMI 3.0 FMUs (target/fmu/fmi3/), judged as the FMI 2.0 ones: FMPy and fmi-sim without
+# and with Event Mode (and early return), FMPy as Model Exchange, and the C harness's FMI 3.0
+# importer (Event Mode, early return, intermediate updates) on the three platforms.
+IMPORTERS3 = {
+    "FMPy": fmpy,
+    "FMPy event mode": fmpy_event_mode,
+    "FMPy ME": fmpy_me,
+    "fmi-sim": fmi_sim,
+    "fmi-sim event mode": fmi_sim_event_mode,
+    "C x86_64-linux": platforms.fmi3_x86_64_linux,
+    "C x86_64-windows (Wine)": platforms.fmi3_x86_64_windows,
+    "C aarch64-linux (qemu)": platforms.fmi3_aarch64_linux,
+}
+NOT_JUDGED3 = {
+    "fmi-sim ME": fmi_sim_me,
+}
+INTERPOLATED3 = {
+    "FMPy ME interpolated": fmpy_me_interpolated,
+}
+
+
 def reference_of(importer, sc):
     """The reference an importer is compared with (None: the scenario has none for it)."""
     if importer in INTERPOLATED or importer in INTERPOLATED_NOT_JUDGED:
@@ -467,7 +526,7 @@ def judged(importer):
     return importer in IMPORTERS or importer in INTERPOLATED
 
 
-def simulate(importer, fmu, sc):
-    run = {**IMPORTERS, **NOT_JUDGED, **INTERPOLATED, **INTERPOLATED_NOT_JUDGED}[importer]
+def simulate(importer, fmu, sc, table=None):
+    run = (table or {**IMPORTERS, **NOT_JUDGED, **INTERPOLATED, **INTERPOLATED_NOT_JUDGED})[importer]
     with tempfile.TemporaryDirectory() as work:
         return run(fmu, sc, work)

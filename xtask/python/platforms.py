@@ -1,4 +1,5 @@
-"""The two platforms every FMU carries: linux64 (glibc >= 2.17) and win64 (run under Wine).
+"""The platforms every FMU carries: linux64 (glibc >= 2.17) and win64 (run under Wine); for FMI
+3.0 x86_64-linux, x86_64-windows and aarch64-linux (glibc >= 2.17, run under qemu-user).
 
 `tests/c/fmu_run.c`, compiled by `cargo xtask` for Linux (dlopen) and with mingw-w64 for Windows
 (LoadLibrary), drives a binary through the C ABI from a plan written here: the scenario's GUID,
@@ -11,6 +12,8 @@ bits in hex so nothing is lost in text. `validate.py` uses it three ways:
     msvcrt (fmu_runtime::math), so nothing differs but the C runtime's I/O;
   - `abuse`: a careless importer's calls, on both platforms: a status back, never a crash.
 `inspect_binaries` checks what each binary links against: the glibc floor and the DLL imports.
+The FMI 3.0 FMUs run through the harness's `run3`/`abuse3` (Event Mode, early return and the
+intermediate update callback) on their three platforms the same way (`compare_platforms3`).
 """
 import os
 import re
@@ -26,11 +29,20 @@ GLIBC_FLOOR = (2, 17)
 SYSTEM_DLLS = {"kernel32.dll", "ntdll.dll", "userenv.dll", "ws2_32.dll", "msvcrt.dll",
                "bcryptprimitives.dll", "advapi32.dll", "bcrypt.dll"}
 WINE = os.environ.get("WINE", "/usr/lib/wine/wine64")
+# qemu-user runs the aarch64 harness with Debian's aarch64 glibc (libc6-arm64-cross).
+QEMU = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
+# The platforms of the FMI 3.0 FMUs, in the order the report lists them.
+PLATFORMS3 = ("x86_64-linux", "x86_64-windows", "aarch64-linux")
+
+
+def windows(platform):
+    return platform in ("win64", "x86_64-windows")
 
 
 def harness(platform):
-    """The compiled harness (xtask puts both in $FMU_RUN_DIR)."""
-    name = "fmu_run.exe" if platform == "win64" else "fmu_run"
+    """The compiled harness (xtask puts all three in $FMU_RUN_DIR)."""
+    name = ("fmu_run.exe" if windows(platform)
+            else "fmu_run_aarch64" if platform == "aarch64-linux" else "fmu_run")
     return os.path.join(os.environ["FMU_RUN_DIR"], name)
 
 
@@ -42,6 +54,11 @@ def from_hex(token):
     return struct.unpack("<d", struct.pack("<Q", int(token, 16)))[0]
 
 
+def kind(v):
+    """The plan's letter for a variable's type: R (Real, Float64) or I (Integer, Int32)."""
+    return "I" if v.type in ("Integer", "Int32") else "R"
+
+
 def write_plan(md, sc, path):
     """Every parameter, at the scenario's value (<Model>_par.csv) or else at its start value
     (set explicitly, as a tool's parameter dialog does), the scenario's inputs at every
@@ -50,16 +67,16 @@ def write_plan(md, sc, path):
     by_name = {v.name: v for v in md.modelVariables}
     chosen = sc.parameter_values(md)
     params = [(v, chosen.get(v.name, v.start)) for v in md.modelVariables
-              if v.causality == "parameter" and v.type in ("Real", "Integer")
+              if v.causality == "parameter" and v.type in ("Real", "Integer", "Float64", "Int32")
               and (v.start is not None or v.name in chosen)]
     steps = sc.steps()
     lines = [f"guid {md.guid}", f"tolerance {hex_bits(sc.tol)}", f"start {hex_bits(sc.start)}",
              f"step {hex_bits(sc.step)}", f"steps {steps}", f"params {len(params)}"]
-    lines += [f"{v.type[0]} {v.valueReference} {hex_bits(float(value))}" for v, value in params]
+    lines += [f"{kind(v)} {v.valueReference} {hex_bits(float(value))}" for v, value in params]
     inputs = sc.input_names()
     lines.append(f"inputs {len(inputs)} " + " ".join(str(by_name[n].valueReference) for n in inputs))
     lines.append(f"outputs {len(sc.outputs)}")
-    lines += [f"{by_name[n].type[0]} {by_name[n].valueReference}" for n in sc.outputs]
+    lines += [f"{kind(by_name[n])} {by_name[n].valueReference}" for n in sc.outputs]
     lines.append("values")
     for k in range(steps if inputs else 0):
         lines.append(" ".join(hex_bits(u) for u in sc.input_at(sc.start + k * sc.step)))
@@ -83,19 +100,20 @@ def win_path(path):
 def invoke(platform, command, plan, fmu_dir, model, *files):
     """Runs the harness on one platform; file arguments are translated for Wine."""
     binary = os.path.join(fmu_dir, "binaries", platform,
-                          f"{model}.dll" if platform == "win64" else f"{model}.so")
+                          f"{model}.dll" if windows(platform) else f"{model}.so")
     if not os.path.isfile(binary):
         raise RuntimeError(f"the FMU has no {platform} binary")
     resources = os.path.join(fmu_dir, "resources")
-    if platform == "win64":
+    if windows(platform):
         path = win_path
         uri = "file:///" + win_path(resources).replace("\\", "/")
         prefix = [WINE, harness(platform)]
         env = dict(os.environ, WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
                    WINEPREFIX=os.environ.get("WINEPREFIX", os.path.join(os.environ["FMU_RUN_DIR"], "wine")))
     else:
+        emulator = QEMU if platform == "aarch64-linux" else []
         path, uri, prefix, env = os.path.abspath, "file://" + os.path.abspath(resources), \
-            [harness(platform)], None
+            emulator + [harness(platform)], None
     args = [a if a.startswith("--") else path(a) for a in files]
     cmd = prefix + [command, path(plan), path(binary), uri] + args
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
@@ -109,16 +127,19 @@ def read_rows(path, names):
 
 
 def simulate(platform, fmu, sc, work, *state_args):
-    """One run (with its internal rollback and reset repeats) on one platform."""
+    """One run (with its internal rollback and reset repeats) on one platform; an FMI 3.0 FMU
+    through the harness's `run3`."""
     fmu_dir = unpack(fmu, work)
     md = read_model_description(fmu)
     plan = os.path.join(work, "plan.txt")
     write_plan(md, sc, plan)
     out = os.path.join(work, f"{platform}.out")
-    run = invoke(platform, "run", plan, fmu_dir, md.coSimulation.modelIdentifier, out, *state_args)
+    command = "run3" if md.fmiVersion == "3.0" else "run"
+    run = invoke(platform, command, plan, fmu_dir, md.coSimulation.modelIdentifier, out,
+                 *state_args)
     if run.returncode != 0:
         raise RuntimeError(f"fmu_run on {platform} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
-    if platform == "linux64":
+    if platform in ("linux64", "x86_64-linux"):
         problem = allocation_problem(run.stdout)
         if problem:
             raise RuntimeError(problem)
@@ -162,15 +183,34 @@ def largest_difference(a, b, names):
     return worst, identical
 
 
-def compare_platforms(fmu, sc, work):
-    """Windows against Linux, and states carried across: returns (problems, worst, identical)."""
-    states = {p: os.path.join(work, f"{p}.state") for p in ("linux64", "win64")}
+def fmi3_x86_64_linux(fmu, sc, work):
+    return simulate("x86_64-linux", fmu, sc, work)
+
+
+def fmi3_x86_64_windows(fmu, sc, work):
+    return simulate("x86_64-windows", fmu, sc, work)
+
+
+def fmi3_aarch64_linux(fmu, sc, work):
+    return simulate("aarch64-linux", fmu, sc, work)
+
+
+def compare_platforms(fmu, sc, work, platforms=("linux64", "win64")):
+    """The other platforms against the first, and states carried from each to the next and
+    back: returns (problems, worst, identical)."""
+    states = {p: os.path.join(work, f"{p}.state") for p in platforms}
     runs = {p: simulate(p, fmu, sc, work, "--save-state", states[p]) for p in states}
     problems = []
-    worst, identical = largest_difference(runs["win64"][1], runs["linux64"][1], sc.outputs)
-    if not identical:
-        problems.append(f"win64 differs from linux64 by {worst:.2e} of the signal range")
-    for writer, reader in (("linux64", "win64"), ("win64", "linux64")):
+    worst, identical = 0.0, True
+    first = platforms[0]
+    for other in platforms[1:]:
+        dev, same = largest_difference(runs[other][1], runs[first][1], sc.outputs)
+        worst, identical = max(worst, dev), identical and same
+        if not same:
+            problems.append(f"{other} differs from {first} by {dev:.2e} of the signal range")
+    # Each platform's state continues on the next, the last's on the first.
+    pairs = list(zip(platforms, platforms[1:] + platforms[:1]))
+    for writer, reader in pairs:
         _, carried = simulate(reader, fmu, sc, work, "--load-state", states[writer])
         mid = sc.steps() // 2
         tail = {n: v[mid:] for n, v in runs[writer][1].items()}
@@ -188,7 +228,8 @@ def abuse(fmu, sc, work, platform):
     md = read_model_description(fmu)
     plan = os.path.join(work, "plan.txt")
     write_plan(md, sc, plan)
-    run = invoke(platform, "abuse", plan, fmu_dir, md.coSimulation.modelIdentifier)
+    command = "abuse3" if md.fmiVersion == "3.0" else "abuse"
+    run = invoke(platform, command, plan, fmu_dir, md.coSimulation.modelIdentifier)
     if run.returncode != 0:
         failed = [line for line in run.stdout.splitlines() if not line.startswith("ok")]
         return [f"abuse on {platform} (exit {run.returncode}): " + "; ".join(failed) + run.stderr]
@@ -209,21 +250,28 @@ def dll_imports(dll):
 
 
 def inspect_binaries(fmu, work):
-    """Both binaries present, the .so within the glibc floor, the DLL importing system DLLs only.
+    """Every binary present, each .so within the glibc floor, the DLL importing system DLLs only.
     Returns (problems, glibc floor, DLL imports)."""
     fmu_dir = unpack(fmu, work)
-    model = read_model_description(fmu).coSimulation.modelIdentifier
-    so = os.path.join(fmu_dir, "binaries", "linux64", f"{model}.so")
-    dll = os.path.join(fmu_dir, "binaries", "win64", f"{model}.dll")
+    md = read_model_description(fmu)
+    model = md.coSimulation.modelIdentifier
+    if md.fmiVersion == "3.0":
+        sos = [os.path.join(fmu_dir, "binaries", p, f"{model}.so")
+               for p in ("x86_64-linux", "aarch64-linux")]
+        dll = os.path.join(fmu_dir, "binaries", "x86_64-windows", f"{model}.dll")
+    else:
+        sos = [os.path.join(fmu_dir, "binaries", "linux64", f"{model}.so")]
+        dll = os.path.join(fmu_dir, "binaries", "win64", f"{model}.dll")
     problems, floor, imports = [], None, []
-    for path in (so, dll):
+    for path in sos + [dll]:
         if not os.path.isfile(path):
             problems.append(f"no {os.path.relpath(path, fmu_dir)}")
-    if os.path.isfile(so):
-        floor = glibc_floor(so)
-        if floor > GLIBC_FLOOR:
-            problems.append(f"{model}.so needs GLIBC_{floor[0]}.{floor[1]}, newer than "
-                            f"{GLIBC_FLOOR[0]}.{GLIBC_FLOOR[1]}")
+    for so in filter(os.path.isfile, sos):
+        needs = glibc_floor(so)
+        floor = max(floor or needs, needs)
+        if needs > GLIBC_FLOOR:
+            problems.append(f"{os.path.relpath(so, fmu_dir)} needs GLIBC_{needs[0]}.{needs[1]}, "
+                            f"newer than {GLIBC_FLOOR[0]}.{GLIBC_FLOOR[1]}")
     if os.path.isfile(dll):
         imports = dll_imports(dll)
         foreign = [d for d in imports if d not in SYSTEM_DLLS and not d.startswith("api-ms-win-")]

@@ -20,7 +20,14 @@ For each target/fmu/<Model>.fmu:
      input events, judged against that file (INTERPOLATED_NOT_JUDGED: reported only);
   6. the win64 run is bit-identical to the linux64 run, a state serialized on either platform
      continues on the other bit for bit, and the C harness's abuse
-     calls return a status on both platforms.
+     calls return a status on both platforms;
+  7. its FMI 3.0 FMU (target/fmu/fmi3/<Model>.fmu) passes `fmpy validate`, carries
+     x86_64-linux, x86_64-windows and aarch64-linux binaries (glibc floor 2.17 for both .so),
+     gives FMPy's FMI 2.0 Co-Simulation results bit for bit without Event Mode, and every
+     importer of importers.IMPORTERS3 (FMPy and fmi-sim with and without Event Mode, FMPy as
+     Model Exchange, the C harness's FMI 3.0 importer on the three platforms) meets the same
+     bound; the platforms are bit-identical, states carry across them, and the abuse calls
+     return a status on each (`validate3`).
 
 The 1e-6 relative bound is far tighter than the FMI Cross-Check's 10 % band: the references
 are closed-form solutions of the same equations, so only integration error may remain.
@@ -37,8 +44,9 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 import platforms
-from importers import (IMPORTERS, INTERPOLATED, INTERPOLATED_NOT_JUDGED, ME_SMALLEST_TOLERANCE,
-                       ME_TOLERANCE_FACTOR, NOT_JUDGED, Scenario, judged, reference_of, simulate)
+from importers import (IMPORTERS, IMPORTERS3, INTERPOLATED, INTERPOLATED3,
+                       INTERPOLATED_NOT_JUDGED, ME_SMALLEST_TOLERANCE, ME_TOLERANCE_FACTOR,
+                       NOT_JUDGED, NOT_JUDGED3, Scenario, judged, reference_of, simulate)
 
 REL, ABS = 1e-6, 1e-9
 ME_FACTOR_TEXT = f"{ME_TOLERANCE_FACTOR:.0e} (not below {ME_SMALLEST_TOLERANCE:.0e})"
@@ -46,6 +54,7 @@ ME_FACTOR_TEXT = f"{ME_TOLERANCE_FACTOR:.0e} (not below {ME_SMALLEST_TOLERANCE:.
 
 # Every importer, in the report's column order.
 ALL_IMPORTERS = {**IMPORTERS, **INTERPOLATED, **NOT_JUDGED, **INTERPOLATED_NOT_JUDGED}
+ALL_IMPORTERS3 = {**IMPORTERS3, **INTERPOLATED3, **NOT_JUDGED3}
 
 
 def compare(sc, time, values, ref=None):
@@ -150,7 +159,7 @@ def platform_lines(platform_rows):
     return lines + [""]
 
 
-def write_report(path, rows, platform_rows, fmu_dir, notes=()):
+def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platform_rows3=()):
     """docs/validation.md: what ran each FMU and how close it came; no timestamps, so the file
     only changes when the results do."""
     names = list(ALL_IMPORTERS)
@@ -192,9 +201,125 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=()):
     if notes:
         lines += ["", "Runs that did not finish:", ""] + [f"- {note}" for note in notes]
     lines += [""] + platform_lines(platform_rows)
+    if rows3:
+        lines += fmi3_lines(rows3, platform_rows3)
     lines += abuse_lines(fmu_dir) + [""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
+
+
+def validate3(model, fmu2, fmu3, scenarios, ref_root, notes):
+    """The FMI 3.0 FMU of a model: `fmpy validate`, its three binaries, every importer of
+    IMPORTERS3 on every scenario (NOT_JUDGED3 reported only), FMPy's Co-Simulation results
+    bit-identical to those of the FMI 2.0 FMU, the platforms against each other with states
+    carried across, and the harness's abuse calls on each. Returns (problems, worst deviation
+    per importer, the report's platform row)."""
+    problems = [f"fmpy validate: {p}" for p in validate_fmu(fmu3)]
+    work = tempfile.mkdtemp(prefix="validate3-")
+    binary_problems, floor, _ = platforms.inspect_binaries(fmu3, work)
+    problems += binary_problems
+    worst, same_as_fmi2 = {}, True
+    across, identical, states_ok = 0.0, True, True
+    for directory in scenarios:
+        sc = Scenario(directory, model)
+        where = os.path.relpath(directory, ref_root)
+        # Without Event Mode the FMI 3.0 step is the FMI 2.0 step: the same numbers, bit for bit.
+        try:
+            t2, v2 = simulate("FMPy", fmu2, sc)
+            t3, v3 = simulate("FMPy", fmu3, sc, IMPORTERS3)
+            same = np.array_equal(t2, t3) and all(
+                np.asarray(v2[n]).tobytes() == np.asarray(v3[n]).tobytes() for n in sc.outputs)
+        except Exception as e:
+            problems.append(f"FMPy against FMI 2.0 on {where} did not run: {e}")
+            same = False
+        if not same:
+            problems.append(f"FMPy on {where}: the FMI 3.0 results differ from FMI 2.0's")
+        same_as_fmi2 &= same
+        for imp in ALL_IMPORTERS3:
+            ref = reference_of(imp, sc)
+            if ref is None:
+                continue
+            try:
+                sim_problems, dev = compare(sc, *simulate(imp, fmu3, sc, ALL_IMPORTERS3), ref)
+            except Exception as e:
+                sim_problems, dev = [f"did not run: {e}"], float("nan")
+            worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
+            if imp in NOT_JUDGED3:
+                outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev
+                           else f"{dev:.2e}")
+                print(f"  (FMI 3.0 {imp} on {where}, not judged: {outcome})")
+                if dev != dev:
+                    notes.append(f"FMI 3.0 {imp} on {where} (not judged): {outcome}")
+            else:
+                problems += [f"{imp} on {where}: {p}" for p in sim_problems]
+        try:
+            with tempfile.TemporaryDirectory() as scratch:
+                cross, dev, same = platforms.compare_platforms(fmu3, sc, scratch,
+                                                               platforms.PLATFORMS3)
+        except Exception as e:
+            cross, dev, same = [f"did not run: {e}"], float("inf"), False
+        problems += [f"platforms on {where}: {p}" for p in cross]
+        across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
+    abuse_problems = []
+    for platform in platforms.PLATFORMS3:
+        with tempfile.TemporaryDirectory() as scratch:
+            try:
+                abuse_problems += platforms.abuse(fmu3, Scenario(scenarios[0], model), scratch,
+                                                  platform)
+            except Exception as e:
+                abuse_problems.append(f"abuse on {platform} did not run: {e}")
+    problems += abuse_problems
+    shutil.rmtree(work, ignore_errors=True)
+    return problems, worst, (model, floor, same_as_fmi2, across, identical, states_ok,
+                             not abuse_problems)
+
+
+def fmi3_lines(rows3, platform_rows3):
+    names = list(ALL_IMPORTERS3)
+    headers = [f"{n} (not judged)" if n in NOT_JUDGED3 else n for n in names]
+    lines = [
+        "## FMI 3.0",
+        "",
+        "Every component also ships as an FMI 3.0 FMU (`target/fmu/fmi3/<Model>.fmu`: both",
+        "interfaces, Co-Simulation with Event Mode, early return and intermediate update), from the",
+        "same binary. It passes `fmpy validate`, and each importer runs every reference scenario as",
+        "above, judged by the same bound. `FMPy` and `fmi-sim` run Co-Simulation without Event",
+        "Mode; their `event mode` columns with Event Mode and early return (FMPy's",
+        "`use_event_mode` and `early_return_allowed`, fmi-sim's `--event-mode-used",
+        "--early-return-allowed`): every step ends at each event inside it and the importer",
+        "handles the event in Event Mode. The C columns are `tests/c/fmu_run.c`'s FMI 3.0 importer",
+        "(`run3`: Event Mode, early return, and an intermediate update callback that asks for an",
+        "early return at every third internal step) on each platform of the FMU.",
+        "",
+        "| FMU | Scenarios | " + " | ".join(headers) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for model, scenarios, worst, ok in rows3:
+        cells = []
+        for imp in names:
+            dev = worst.get(imp)
+            cells.append("n/a" if dev is None else "did not finish" if dev != dev else f"{dev:.1e}")
+        status = "" if ok else " **FAILED**"
+        lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Without Event Mode, the FMI 3.0 step is the FMI 2.0 step: FMPy's results are compared",
+        "with those of the FMI 2.0 FMU bit for bit. The platforms: the newest glibc symbol version",
+        "the two `.so` need, the largest difference of x86_64-windows (Wine) and aarch64-linux",
+        "(qemu-user) from x86_64-linux, serialized states carried from each platform to the next",
+        "(x86_64-linux to x86_64-windows to aarch64-linux to x86_64-linux), and the abuse calls",
+        "(`abuse3`) on the three.",
+        "",
+        "| FMU | glibc floor | FMPy vs FMI 2.0 | platforms vs x86_64-linux | states across platforms | abuse (3 platforms) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for model, floor, same2, worst, identical, states_ok, abuse_ok in platform_rows3:
+        floor_text = "n/a" if floor is None else f"GLIBC_{floor[0]}.{floor[1]}"
+        lines.append(f"| {model} | {floor_text} | "
+                     f"{'bit-identical' if same2 else '**differs**'} | "
+                     f"{'bit-identical' if identical else f'{worst:.1e}'} | "
+                     f"{'ok' if states_ok else '**FAILED**'} | {'ok' if abuse_ok else '**FAILED**'} |")
+    return lines + [""]
 
 
 def scenarios_of(ref_root, model):
@@ -212,7 +337,7 @@ def main(fmu_dir, ref_root):
     only = os.environ.get("FMU_ONLY")  # cargo xtask validate --only <Model>
     fmus = sorted(f for f in os.listdir(fmu_dir)
                   if f.endswith(".fmu") and (only is None or f == f"{only}.fmu"))
-    report, platform_report = [], []
+    report, platform_report, report3, platform_report3 = [], [], [], []
     if not fmus:
         print(f"no FMUs in {fmu_dir}: run `cargo xtask package`")
         return 1
@@ -284,6 +409,16 @@ def main(fmu_dir, ref_root):
                           if f"`{v.name.split('[')[0]}" not in readme})
         if missing:
             problems.append(f"README's variable table lacks {', '.join(missing)}")
+        fmu3 = os.path.join(fmu_dir, "fmi3", name)
+        if not os.path.isfile(fmu3):
+            problems.append(f"no FMI 3.0 FMU {fmu3}")
+        elif scenarios:
+            problems3, worst3, row3 = validate3(model, fmu, fmu3, scenarios, ref_root, notes)
+            problems += [f"FMI 3.0: {p}" for p in problems3]
+            report3.append((model, len(scenarios), worst3, not problems3))
+            platform_report3.append(row3)
+            devs3 = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst3.items())
+            print(f"{model} FMI 3.0: {'FAIL' if problems3 else 'ok'} (max deviation: {devs3})")
         status = "FAIL" if problems else "ok"
         devs = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst.items())
         print(f"{model}: fmpy validate, fmutool -check, {len(scenarios)} reference(s): {status}"
@@ -296,7 +431,7 @@ def main(fmu_dir, ref_root):
                                 not abuse_problems))
     if only is None:
         write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), report,
-                     platform_report, fmu_dir, notes)
+                     platform_report, fmu_dir, notes, report3, platform_report3)
     print(f"validate: {len(fmus) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -177,12 +177,20 @@ pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
     Ok(target_dir.join(WINDOWS_TARGET).join("release"))
 }
 
-/// Compiles `tests/c/fmu_run.c` for Linux and Windows, and the test-only stand-in for
-/// `bcryptprimitives.dll` that Wine 8 lacks, into `target/fmu_run/`; makes sure Wine is there.
+/// qemu-user and Debian's aarch64 glibc, which runs the aarch64 harness.
+const QEMU_PACKAGES: &[&str] = &["qemu-user", "libc6-arm64-cross"];
+const AARCH64_LOADER: &str = "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1";
+
+/// Compiles `tests/c/fmu_run.c` for Linux, Windows and aarch64 Linux (zig, glibc 2.17), and the
+/// test-only stand-in for `bcryptprimitives.dll` that Wine 8 lacks, into `target/fmu_run/`;
+/// makes sure Wine and qemu-user are there.
 pub fn harness() -> Result<PathBuf, String> {
     windows_toolchain()?;
     if !Path::new(WINE).exists() {
         apt_install(&["wine64"], "the win64 check")?;
+    }
+    if !(has("qemu-aarch64", "--version") && Path::new(AARCH64_LOADER).exists()) {
+        apt_install(QEMU_PACKAGES, "the aarch64 check")?;
     }
     let src = root().join("tests/c");
     let out = root().join("target/fmu_run");
@@ -192,6 +200,7 @@ pub fn harness() -> Result<PathBuf, String> {
         .args(flags)
         .arg("-D_POSIX_C_SOURCE=200809L")
         // The FMU's malloc resolves to the harness's, which counts (see fmu_run.c).
+        .arg("-DCOUNT_ALLOCATIONS")
         .arg("-rdynamic")
         .arg("-o")
         .arg(out.join("fmu_run"))
@@ -203,6 +212,15 @@ pub fn harness() -> Result<PathBuf, String> {
         .arg("-o")
         .arg(out.join("fmu_run.exe"))
         .arg(src.join("fmu_run.c")))?;
+    let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();
+    run(Command::new(venv_bin.join("python"))
+        .args(["-m", "ziglang", "cc", "-target", "aarch64-linux-gnu.2.17"])
+        .args(flags)
+        .arg("-D_POSIX_C_SOURCE=200809L")
+        .arg("-o")
+        .arg(out.join("fmu_run_aarch64"))
+        .arg(src.join("fmu_run.c"))
+        .args(["-ldl", "-lm"]))?;
     run(Command::new(MINGW_GCC)
         .args(["-O2", "-Wall", "-Werror", "-shared", "-o"])
         .arg(out.join("bcryptprimitives.dll"))
