@@ -928,3 +928,6 @@ fn eight_threads_give_each_its_own_single_thread_result() {
     }
     passed("eight_threads_give_each_its_own_single_thread_result", "8 threads, each with its own start values and inputs, bit-identical to its own single-thread run".into());
 }
+
+#[path = "abuse/fmi3.rs"]
+mod fmi3;

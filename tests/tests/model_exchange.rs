@@ -435,6 +435,7 @@ fn cvt_sheave_stops_are_the_same_events_in_model_exchange() {
         params: vec![],
         stop: 0.6,
         step: 1e-3,
+        tol: 1e-8,
     };
     let names = real_outputs(&fmu);
     let (cs, cs_events) = co_simulation(&fmu, &sc, &names);

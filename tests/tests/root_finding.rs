@@ -8,8 +8,11 @@
 //! (the same inputs, as fmi2SetRealInputDerivatives ramps) within 1e-6, with the same events,
 //! and each reference scenario's independent solution for interpolated inputs
 //! (`<Model>_ref_interpolated.csv`) within 1e-6; after every event iteration no indicator may
-//! be left at exactly zero.
+//! be left at exactly zero. The FMI 3.0 FMU, run by the same importer through FMI 3.0's Model
+//! Exchange functions, must give the FMI 2.0 run bit for bit: the same rows, events and
+//! indicators.
 
+use fmu_harness::fmi3::{Fmu3, Instance3};
 use fmu_harness::ode::dormand_prince;
 use fmu_harness::scenario::{scenarios, Scenario};
 use fmu_harness::{Fmu, Instance, OK};
@@ -126,6 +129,7 @@ impl Ramps {
                 .collect(),
             stop,
             step: 1e-3,
+            tol: RTOL,
         }
     }
 }
@@ -175,9 +179,99 @@ fn co_simulation(fmu: &Fmu, sc: &Scenario, names: &[String]) -> Run {
     }
 }
 
+/// What the importer calls, in FMI 2.0 or FMI 3.0.
+trait ModelExchange {
+    fn set_time(&self, t: f64) -> i32;
+    fn set_input(&self, name: &str, value: f64) -> i32;
+    fn set_continuous_states(&self, x: &[f64]) -> i32;
+    fn derivatives(&self) -> (i32, Vec<f64>);
+    fn event_indicators(&self) -> (i32, Vec<f64>);
+    fn continuous_states(&self) -> (i32, Vec<f64>);
+    fn enter_event_mode(&self) -> i32;
+    /// One update of the event iteration: status, whether another is needed.
+    fn update(&self) -> (i32, bool);
+    fn enter_continuous_time_mode(&self) -> i32;
+    fn real(&self, name: &str) -> f64;
+    fn log_text(&self) -> String;
+}
+
+impl ModelExchange for Instance<'_> {
+    fn set_time(&self, t: f64) -> i32 {
+        Instance::set_time(self, t)
+    }
+    fn set_input(&self, name: &str, value: f64) -> i32 {
+        self.set(name, value)
+    }
+    fn set_continuous_states(&self, x: &[f64]) -> i32 {
+        Instance::set_continuous_states(self, x)
+    }
+    fn derivatives(&self) -> (i32, Vec<f64>) {
+        Instance::derivatives(self)
+    }
+    fn event_indicators(&self) -> (i32, Vec<f64>) {
+        Instance::event_indicators(self)
+    }
+    fn continuous_states(&self) -> (i32, Vec<f64>) {
+        Instance::continuous_states(self)
+    }
+    fn enter_event_mode(&self) -> i32 {
+        Instance::enter_event_mode(self)
+    }
+    fn update(&self) -> (i32, bool) {
+        let (s, info) = self.new_discrete_states();
+        (s, info.new_discrete_states_needed != 0)
+    }
+    fn enter_continuous_time_mode(&self) -> i32 {
+        Instance::enter_continuous_time_mode(self)
+    }
+    fn real(&self, name: &str) -> f64 {
+        Instance::real(self, name)
+    }
+    fn log_text(&self) -> String {
+        Instance::log_text(self)
+    }
+}
+
+impl ModelExchange for Instance3<'_> {
+    fn set_time(&self, t: f64) -> i32 {
+        Instance3::set_time(self, t)
+    }
+    fn set_input(&self, name: &str, value: f64) -> i32 {
+        self.set(name, value)
+    }
+    fn set_continuous_states(&self, x: &[f64]) -> i32 {
+        Instance3::set_continuous_states(self, x)
+    }
+    fn derivatives(&self) -> (i32, Vec<f64>) {
+        Instance3::derivatives(self)
+    }
+    fn event_indicators(&self) -> (i32, Vec<f64>) {
+        Instance3::event_indicators(self)
+    }
+    fn continuous_states(&self) -> (i32, Vec<f64>) {
+        Instance3::continuous_states(self)
+    }
+    fn enter_event_mode(&self) -> i32 {
+        Instance3::enter_event_mode(self)
+    }
+    fn update(&self) -> (i32, bool) {
+        let (s, needed, _, _) = self.update_discrete_states();
+        (s, needed)
+    }
+    fn enter_continuous_time_mode(&self) -> i32 {
+        Instance3::enter_continuous_time_mode(self)
+    }
+    fn real(&self, name: &str) -> f64 {
+        Instance3::real(self, name)
+    }
+    fn log_text(&self) -> String {
+        Instance3::log_text(self)
+    }
+}
+
 /// A Model Exchange importer that integrates like CVode.
-struct Importer<'a> {
-    inst: Instance<'a>,
+struct Importer<'a, I: ModelExchange> {
+    inst: I,
     sc: &'a Scenario,
     /// Indicators at the last accepted point, and whether each is watched: one that was
     /// exactly zero there is ignored until it is nonzero (then watched from that value).
@@ -187,11 +281,13 @@ struct Importer<'a> {
     zeros: Vec<String>,
 }
 
-impl Importer<'_> {
+impl<I: ModelExchange> Importer<'_, I> {
     /// Time, inputs at that time, states: what every evaluation sets.
     fn at(&self, t: f64, x: &[f64]) {
         assert_eq!(self.inst.set_time(t), OK);
-        self.sc.set_inputs(&self.inst, t);
+        for (n, v) in self.sc.names.iter().zip(self.sc.inputs_at(t)) {
+            assert_eq!(self.inst.set_input(n, v), OK, "{n} = {v} at t = {t}");
+        }
         let status = self.inst.set_continuous_states(x);
         assert_eq!(status, OK, "{}", self.inst.log_text());
     }
@@ -248,9 +344,9 @@ impl Importer<'_> {
         assert_eq!(self.inst.enter_event_mode(), OK);
         let mut changed = false;
         for _ in 0..1000 {
-            let (s, info) = self.inst.new_discrete_states();
+            let (s, needed) = self.inst.update();
             assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
-            if info.new_discrete_states_needed == 0 {
+            if !needed {
                 break;
             }
             changed = true;
@@ -324,6 +420,35 @@ fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> Run {
     let (s, _) = inst.event_iteration();
     assert_eq!(s, OK, "{}", inst.log_text());
     assert_eq!(inst.enter_continuous_time_mode(), OK);
+    import(inst, sc, names)
+}
+
+/// The same run through FMI 3.0.
+fn model_exchange3(fmu: &Fmu3, fmu2: &Fmu, sc: &Scenario, names: &[String]) -> Run {
+    let inst = fmu.model_exchange();
+    for (n, v) in &sc.params {
+        let integer = fmu2
+            .md
+            .variable(n)
+            .is_some_and(|v| matches!(v.kind, VariableType::Integer { .. }));
+        let s = if integer {
+            inst.set_int(n, *v as i32)
+        } else {
+            inst.set(n, *v)
+        };
+        assert_eq!(s, OK, "{n}");
+    }
+    assert_eq!(inst.enter_initialization_mode(None, 0.0, sc.stop), OK);
+    for (n, v) in sc.names.iter().zip(sc.inputs_at(0.0)) {
+        assert_eq!(inst.set(n, v), OK);
+    }
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    assert_eq!(inst.event_iteration(), OK, "{}", inst.log_text());
+    assert_eq!(inst.enter_continuous_time_mode(), OK);
+    import(inst, sc, names)
+}
+
+fn import<I: ModelExchange>(inst: I, sc: &Scenario, names: &[String]) -> Run {
     let mut me = Importer {
         inst,
         sc,
@@ -391,6 +516,7 @@ fn a_root_finding_importer_sees_every_event_from_rest_and_on_smooth_inputs() {
     let mut failures = vec![];
     for fmu in Fmu::all() {
         let model = fmu.md.model_name.clone();
+        let fmu3 = Fmu3::load(&model);
         let names = real_outputs(&fmu);
         let ramps = RAMPS
             .iter()
@@ -401,6 +527,16 @@ fn a_root_finding_importer_sees_every_event_from_rest_and_on_smooth_inputs() {
             let at = format!("{model} {}", sc.dir.display());
             let cs = co_simulation(&fmu, &sc, &names);
             let me = model_exchange(&fmu, &sc, &names);
+            let me3 = model_exchange3(&fmu3, &fmu, &sc, &names);
+            let bits = |rows: &[Vec<f64>]| -> Vec<u64> {
+                rows.iter().flatten().map(|x| x.to_bits()).collect()
+            };
+            if bits(&me.rows) != bits(&me3.rows) || me.events != me3.events || me.zeros != me3.zeros
+            {
+                failures.push(format!(
+                    "{at}: the FMI 3.0 run differs from the FMI 2.0 run"
+                ));
+            }
             let (dev, what) = deviation(&names, &cs.rows, &me.rows);
             eprintln!(
                 "{at}: {} events (CS {}), largest deviation {dev:.1e} ({what})",

@@ -1,0 +1,544 @@
+//! The FMI 3.0 functions against the same careless importer: wrong tokens and features not
+//! provided, calls out of order and on the wrong interface, NULL pointers and wrong lengths,
+//! NaN and Inf in every input and parameter, corrupted states, random call sequences of every
+//! kind of FMI 3.0 call, and eight threads. A refused call changes nothing: the instance's
+//! serialized FMU state is the same before and after it.
+
+use super::{memcheck, passed, reals, serial, Rng};
+use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
+use fmu_harness::state_bytes::crafted;
+use fmu_harness::{components, Fmu, DISCARD, ERROR, OK, WARNING};
+use model_description::Causality;
+use std::ptr::{null, null_mut};
+
+fn all() -> Vec<(Fmu, Fmu3)> {
+    components()
+        .unwrap()
+        .into_iter()
+        .map(|c| (Fmu::load(&c.model), Fmu3::load(&c.model)))
+        .collect()
+}
+
+const CO_SIMULATION: Kind = Kind::CoSimulation {
+    event_mode: true,
+    early_return: true,
+};
+
+/// The instance's FMU state as bytes: everything a refused call must leave as it was.
+fn snapshot(inst: &Instance3) -> Vec<u8> {
+    let (s, st) = inst.get_state();
+    assert_eq!(s, OK, "{}", inst.log_text());
+    let bytes = inst.serialize(&st).unwrap();
+    assert_eq!(inst.free_state(st), OK);
+    bytes
+}
+
+fn started(fmu3: &Fmu3) -> Instance3<'_> {
+    let inst = fmu3.instantiate(CO_SIMULATION).unwrap();
+    assert_eq!(inst.enter_initialization_mode(None, 0.0, 10.0), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    assert_eq!(inst.event_iteration(), OK);
+    assert_eq!(inst.enter_step_mode(), OK);
+    inst
+}
+
+/// One communication step as an importer with Event Mode and early return takes it.
+fn step(inst: &Instance3, t: f64, h: f64) {
+    let mut at = t;
+    loop {
+        let step = inst.do_step(at, t + h - at);
+        assert_eq!(step.status, OK, "{}", inst.log_text());
+        if !step.early_return {
+            return;
+        }
+        at = step.last_successful_time;
+        if step.event_handling_needed {
+            assert_eq!(inst.enter_event_mode(), OK);
+            assert_eq!(inst.event_iteration(), OK);
+            assert_eq!(inst.enter_step_mode(), OK);
+        }
+    }
+}
+
+#[test]
+fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
+    let _serial = serial();
+    for (fmu2, fmu3) in all() {
+        let name = fmu2.md.model_name.clone();
+        let api = &fmu3.api;
+        // Instantiation that must fail, with a reason.
+        for kind in [Kind::ModelExchange, CO_SIMULATION] {
+            let log = fmu3.instantiate_with(kind, "{wrong}").err().unwrap();
+            assert!(log.contains("does not match"), "{name}: {log}");
+        }
+        let token = std::ffi::CString::new(fmu2.md.guid.clone()).unwrap();
+        unsafe {
+            let none = (api.instantiate_scheduled_execution)(
+                c"x".as_ptr(),
+                token.as_ptr(),
+                null(),
+                false,
+                false,
+                null_mut(),
+                None,
+                None,
+                None,
+                None,
+            );
+            assert!(none.is_null(), "{name}: Scheduled Execution");
+            let required = [0u32];
+            let none = (api.instantiate_co_simulation)(
+                c"x".as_ptr(),
+                token.as_ptr(),
+                null(),
+                false,
+                false,
+                true,
+                true,
+                required.as_ptr(),
+                1,
+                null_mut(),
+                None,
+                None,
+            );
+            assert!(none.is_null(), "{name}: required intermediate variables");
+            let none = (api.instantiate_model_exchange)(
+                null(),
+                token.as_ptr(),
+                null(),
+                false,
+                false,
+                null_mut(),
+                None,
+            );
+            assert!(none.is_null(), "{name}: NULL instance name");
+            assert_eq!((api.reset)(null_mut()), ERROR);
+            assert_eq!((api.enter_step_mode)(null_mut()), ERROR);
+            (api.free_instance)(null_mut());
+        }
+        // Out of order, and on the wrong interface.
+        let inst = fmu3.instantiate(CO_SIMULATION).unwrap();
+        assert_eq!(inst.do_step(0.0, 0.1).status, ERROR, "{name}");
+        assert_eq!(inst.exit_initialization_mode(), ERROR);
+        assert_eq!(inst.enter_step_mode(), ERROR);
+        assert_eq!(inst.update_discrete_states().0, ERROR);
+        assert_eq!(inst.set_time(0.0), ERROR);
+        assert_eq!(inst.enter_continuous_time_mode(), ERROR);
+        drop(inst);
+        let me = fmu3.model_exchange();
+        assert_eq!(me.do_step(0.0, 0.1).status, ERROR);
+        assert_eq!(me.enter_step_mode(), ERROR);
+        drop(me);
+
+        let inst = started(&fmu3);
+        let before = snapshot(&inst);
+        let refused = |status: i32, what: &str| {
+            assert_eq!(status, ERROR, "{name}: {what} should be refused");
+            assert!(
+                snapshot(&inst) == before,
+                "{name}: {what} changed the instance"
+            );
+        };
+        let c = inst.c;
+        let vr0 = [0u32];
+        let mut v = [0.0; 2];
+        let (mut a, mut b, mut d, mut t) = (false, false, false, 0.0);
+        let mut st = null_mut();
+        let mut n = 0usize;
+        unsafe {
+            let calls = [
+                (
+                    (api.get_float64)(c, null(), 1, v.as_mut_ptr(), 1),
+                    "GetFloat64 with NULL value references",
+                ),
+                (
+                    (api.get_float64)(c, vr0.as_ptr(), 1, null_mut(), 1),
+                    "GetFloat64 into NULL",
+                ),
+                (
+                    (api.get_float64)(c, vr0.as_ptr(), 1, v.as_mut_ptr(), 2),
+                    "GetFloat64 with nValues != nValueReferences",
+                ),
+                (
+                    (api.set_float64)(c, null(), 1, v.as_ptr(), 1),
+                    "SetFloat64 with NULL value references",
+                ),
+                (
+                    (api.get_float64)(c, [u32::MAX].as_ptr(), 1, v.as_mut_ptr(), 1),
+                    "GetFloat64 of an unknown value reference",
+                ),
+                (
+                    (api.do_step)(c, 0.0, 0.1, true, null_mut(), &mut a, &mut b, &mut t),
+                    "DoStep with a NULL eventHandlingNeeded",
+                ),
+                (
+                    (api.do_step)(c, 0.0, 0.1, true, &mut a, &mut b, &mut d, null_mut()),
+                    "DoStep with a NULL lastSuccessfulTime",
+                ),
+                (
+                    (api.do_step)(c, 0.5, 0.1, true, &mut a, &mut b, &mut d, &mut t),
+                    "DoStep at a wrong communication point",
+                ),
+                (
+                    (api.do_step)(c, 0.0, -0.1, true, &mut a, &mut b, &mut d, &mut t),
+                    "DoStep with a negative step",
+                ),
+                (
+                    (api.do_step)(c, 0.0, f64::NAN, true, &mut a, &mut b, &mut d, &mut t),
+                    "DoStep with a NaN step",
+                ),
+                ((api.get_fmu_state)(c, null_mut()), "GetFMUState into NULL"),
+                ((api.set_fmu_state)(c, null_mut()), "SetFMUState of NULL"),
+                (
+                    (api.deserialize_fmu_state)(c, null(), 100, &mut st),
+                    "DeserializeFMUState of NULL",
+                ),
+                (
+                    (api.get_directional_derivative)(
+                        c,
+                        vr0.as_ptr(),
+                        1,
+                        [1u32].as_ptr(),
+                        1,
+                        [1.0].as_ptr(),
+                        1,
+                        v.as_mut_ptr(),
+                        1,
+                    ),
+                    "GetDirectionalDerivative",
+                ),
+                ((api.get_clock)(c, vr0.as_ptr(), 1, &mut a), "GetClock"),
+                ((api.enter_configuration_mode)(c), "EnterConfigurationMode"),
+                ((api.evaluate_discrete_states)(c), "EvaluateDiscreteStates"),
+                (
+                    (api.get_boolean)(c, vr0.as_ptr(), 1, &mut a, 1),
+                    "GetBoolean",
+                ),
+                ((api.set_time)(c, 1.0), "SetTime on Co-Simulation"),
+                (
+                    (api.get_number_of_variable_dependencies)(c, u32::MAX, &mut n),
+                    "GetNumberOfVariableDependencies of an unknown value reference",
+                ),
+            ];
+            for (status, what) in calls {
+                refused(status, what);
+            }
+        }
+        // NaN and Inf in every input and parameter, and the read-only time.
+        for (n, vr) in reals(&fmu2, Causality::Input)
+            .into_iter()
+            .chain(reals(&fmu2, Causality::Parameter))
+        {
+            for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                refused(inst.set_vr(vr, x), &format!("{n} = {x}"));
+            }
+        }
+        refused(
+            inst.set_vr(fmu2.md.model_variables.len() as u32, 1.0),
+            "setting time",
+        );
+        // Corrupted, truncated, crafted and garbage states.
+        let mut corrupt = before.clone();
+        corrupt[before.len() / 2] ^= 0x40;
+        for (bytes, what) in [
+            (corrupt, "a corrupted state"),
+            (before[..before.len() / 2].to_vec(), "a truncated state"),
+            (
+                crafted(&before, &[(0, f64::NAN)]),
+                "a crafted state (NaN for a parameter)",
+            ),
+            (vec![0xab; before.len()], "garbage"),
+        ] {
+            let (s, st) = inst.deserialize(&bytes);
+            refused(s, what);
+            assert!(st.0.is_null());
+        }
+        // After all of that the instance steps on, its outputs finite.
+        for k in 0..20 {
+            step(&inst, k as f64 * 1e-3, 1e-3);
+        }
+        let outputs: Vec<u32> = reals(&fmu2, Causality::Output)
+            .into_iter()
+            .map(|(_, vr)| vr)
+            .collect();
+        let (s, y) = inst.get(&outputs);
+        assert_eq!(s, OK);
+        assert!(y.iter().all(|y| y.is_finite()), "{name}: {y:?}");
+    }
+    passed(
+        "fmi3_refusals_change_nothing_and_the_instance_goes_on",
+        "FMI 3.0: wrong tokens, Scheduled Execution, required intermediate variables, NULL \
+         instance and arrays, wrong lengths, calls out of order and on the wrong interface, \
+         features not provided, NaN and Inf in every input and parameter, corrupted, \
+         truncated, crafted and garbage states: refused without a change, then the instance \
+         steps on"
+            .into(),
+    );
+}
+
+const SEQUENCE3: usize = 200;
+
+/// One random sequence of FMI 3.0 calls of every kind, on a Model Exchange or a Co-Simulation
+/// instance (with or without Event Mode and early return), with random values. Every call
+/// returns a status within 10 s, and a call refused with fmi3Error changes no readable value.
+fn random_sequence3(fmu2: &Fmu, fmu3: &Fmu3, seed: u64) {
+    let name = &fmu2.md.model_name;
+    let allowed = [OK, WARNING, DISCARD, ERROR];
+    let n_vars = fmu2.md.model_variables.len() as u64;
+    let n_states = fmu2.states();
+    let n_indicators = fmu2.md.number_of_event_indicators;
+    let reals: Vec<u32> = fmu2
+        .md
+        .model_variables
+        .iter()
+        .filter(|v| matches!(v.kind, model_description::VariableType::Real { .. }))
+        .map(|v| v.value_reference)
+        .collect();
+    let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+    let kind = match rng.below(3) {
+        0 => Kind::ModelExchange,
+        1 => CO_SIMULATION,
+        _ => Kind::CoSimulation {
+            event_mode: false,
+            early_return: rng.below(2) == 0,
+        },
+    };
+    let inst = fmu3.instantiate(kind).unwrap();
+    if rng.below(2) == 0 {
+        *inst.env.early_at.lock().unwrap() = Some((rng.below(20) as usize, None));
+    }
+    let api = &fmu3.api;
+    let c = inst.c;
+    let mut t = 0.0;
+    let mut states = Vec::new();
+    let observe = |inst: &Instance3| {
+        reals
+            .iter()
+            .map(|vr| {
+                let (s, v) = inst.get(&[*vr]);
+                (s, v[0].to_bits())
+            })
+            .collect::<Vec<_>>()
+    };
+    for _ in 0..SEQUENCE3 {
+        let began = std::time::Instant::now();
+        let before = observe(&inst);
+        let kind = rng.below(24);
+        let status = unsafe {
+            match kind {
+                0 => inst.enter_initialization_mode(Some(1e-6), 0.0, 10.0),
+                1 => inst.exit_initialization_mode(),
+                2..=4 => {
+                    let h = [1e-3, 1e-2, 0.1, -1.0, 0.0][rng.below(5) as usize];
+                    let at = if rng.below(8) == 0 { t + 0.5 } else { t };
+                    let step = inst.do_step(at, h);
+                    if step.status == OK {
+                        t = step.last_successful_time;
+                    }
+                    step.status
+                }
+                5 | 6 => inst.set_vr(rng.below(n_vars + 3) as u32, rng.value()),
+                7 => inst.get(&[rng.below(n_vars + 3) as u32, 0]).0,
+                8 => {
+                    t = 0.0;
+                    (api.reset)(c)
+                }
+                9 => (api.terminate)(c),
+                10 => {
+                    let (s, st) = inst.get_state();
+                    if s == OK {
+                        states.push(st);
+                    }
+                    s
+                }
+                11 => match states.pop() {
+                    Some(st) => {
+                        let s = inst.set_state(&st);
+                        let (got, now) = inst.get(&[n_vars as u32]);
+                        if s == OK && got == OK {
+                            t = now[0];
+                        }
+                        inst.free_state(st);
+                        s
+                    }
+                    None => OK,
+                },
+                12 => match states.last() {
+                    Some(st) => match inst.serialize(st) {
+                        Ok(mut bytes) => {
+                            let i = rng.below(bytes.len() as u64) as usize;
+                            match rng.below(3) {
+                                0 => bytes[i] ^= 1 << rng.below(8),
+                                1 => bytes.truncate(i),
+                                _ => {
+                                    let vr = rng.below(n_vars) as u32;
+                                    bytes = crafted(&bytes, &[(vr, rng.value())]);
+                                }
+                            }
+                            let (s, st) = inst.deserialize(&bytes);
+                            if s == OK {
+                                states.push(st);
+                            }
+                            s
+                        }
+                        Err(s) => s,
+                    },
+                    None => OK,
+                },
+                13 => inst.enter_event_mode(),
+                14 => inst.update_discrete_states().0,
+                15 => inst.enter_step_mode(),
+                16 => inst.enter_continuous_time_mode(),
+                17 => inst.set_time(t + rng.below(3) as f64 * 1e-3),
+                18 => {
+                    let x: Vec<f64> = (0..=n_states).map(|_| rng.value()).collect();
+                    let n = if rng.below(4) == 0 {
+                        n_states + 1
+                    } else {
+                        n_states
+                    };
+                    (api.set_continuous_states)(c, x.as_ptr(), n)
+                }
+                19 => {
+                    let mut v = vec![0.0; n_states.max(n_indicators) + 1];
+                    let n = [n_states, n_indicators, 1][rng.below(3) as usize];
+                    match rng.below(4) {
+                        0 => (api.get_continuous_state_derivatives)(c, v.as_mut_ptr(), n),
+                        1 => (api.get_event_indicators)(c, v.as_mut_ptr(), n),
+                        2 => (api.get_continuous_states)(c, v.as_mut_ptr(), n),
+                        _ => (api.get_nominals_of_continuous_states)(c, v.as_mut_ptr(), n),
+                    }
+                }
+                20 => {
+                    let (mut a, mut b) = (false, false);
+                    (api.completed_integrator_step)(c, true, &mut a, &mut b)
+                }
+                21 => {
+                    let (vr, x) = (rng.below(n_vars + 2) as u32, rng.below(40) as i32 - 20);
+                    (api.set_int32)(c, &vr, 1, &x, 1)
+                }
+                22 => {
+                    let mut v = [0.0];
+                    let vr = rng.below(n_vars) as u32;
+                    (api.get_output_derivatives)(c, &vr, 1, &1, v.as_mut_ptr(), 1)
+                }
+                _ => {
+                    let on = rng.below(2) == 0;
+                    let categories = [c"logEvents".as_ptr(), c"bogus".as_ptr()];
+                    (api.set_debug_logging)(c, on, rng.below(3) as usize, categories.as_ptr())
+                }
+            }
+        };
+        assert!(
+            allowed.contains(&status),
+            "{name} seed {seed}: call kind {kind} returned {status}"
+        );
+        if status == ERROR {
+            let after = observe(&inst);
+            // A failed computation may move the instance to the Error state, where getters
+            // that were refused work: judge the values readable before and after.
+            let changed = (0..after.len())
+                .any(|i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i]);
+            assert!(
+                !changed,
+                "{name} seed {seed}: call kind {kind} returned fmi3Error and changed a value\n{}",
+                inst.log_text()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+        }
+        assert!(
+            memcheck() || began.elapsed().as_secs_f64() < 10.0,
+            "{name} seed {seed}: a call took {:?}",
+            began.elapsed()
+        );
+    }
+    for st in states {
+        inst.free_state(st);
+    }
+}
+
+#[test]
+fn fmi3_random_call_sequences_always_return_a_status() {
+    let _serial = serial();
+    let budget = std::env::var("FMU_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let fmus = all();
+    for seed in 1..=20u64 {
+        for (fmu2, fmu3) in &fmus {
+            random_sequence3(fmu2, fmu3, seed);
+        }
+    }
+    let mut runs = 0u64;
+    if budget > 0.0 {
+        let base = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        eprintln!("fuzzing FMI 3.0 for {budget} s from seed {base}");
+        let start = std::time::Instant::now();
+        while start.elapsed().as_secs_f64() < budget {
+            for (fmu2, fmu3) in &fmus {
+                random_sequence3(fmu2, fmu3, base.wrapping_add(runs) | 1);
+            }
+            runs += 1;
+        }
+        eprintln!("fuzzed {runs} FMI 3.0 seeds per FMU");
+    }
+    passed(
+        "fmi3_random_call_sequences_always_return_a_status",
+        format!(
+            "FMI 3.0: random call sequences of {SEQUENCE3} calls of every kind (Co-Simulation \
+             with and without Event Mode and early return, Model Exchange, states, crafted \
+             states), seeds 1 to 20, then fresh seeds for {budget} s, on every FMU"
+        ),
+    );
+}
+
+#[test]
+fn fmi3_eight_threads_give_each_its_own_single_thread_result() {
+    let _serial = serial();
+    for (fmu2, fmu3) in all() {
+        let name = fmu2.md.model_name.clone();
+        let inputs = reals(&fmu2, Causality::Input);
+        let outputs: Vec<u32> = reals(&fmu2, Causality::Output)
+            .into_iter()
+            .map(|(_, vr)| vr)
+            .collect();
+        let run = |i: usize| {
+            let inst = started(&fmu3);
+            let mut bits = Vec::new();
+            for k in 0..200 {
+                let t = k as f64 * 1e-3;
+                for (j, (_, vr)) in inputs.iter().enumerate() {
+                    let u = 1.0 + 0.5 * ((j + 1 + i) as f64 * 3.0 * t).sin().abs();
+                    assert_eq!(inst.set_vr(*vr, u), OK, "{name}: {}", inst.log_text());
+                }
+                step(&inst, t, 1e-3);
+                bits.extend(inst.get(&outputs).1.iter().map(|y| y.to_bits()));
+            }
+            bits
+        };
+        let single: Vec<Vec<u64>> = (0..8).map(run).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|i| s.spawn(move || run(i))).collect();
+            for (i, h) in handles.into_iter().enumerate() {
+                assert!(
+                    h.join().unwrap() == single[i],
+                    "{name}: FMI 3.0 thread {i}'s result differs from its single-thread run"
+                );
+            }
+        });
+    }
+    passed(
+        "fmi3_eight_threads_give_each_its_own_single_thread_result",
+        "FMI 3.0 with Event Mode: 8 threads, each with its own inputs, bit-identical to its own \
+         single-thread run"
+            .into(),
+    );
+}
