@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Hashes of every reference scenario's outputs as the C harness (tests/c/fmu_run.c) computes
-them on linux64 and on win64 under Wine (called by `cargo xtask hashes`).
+them on linux64 and on win64 under Wine, and for the FMI 3.0 FMUs (its `run3`: Event Mode, early
+return, intermediate updates) on x86_64-linux, x86_64-windows under Wine and aarch64-linux under
+qemu-user (called by `cargo xtask hashes`).
 
 One line per FMU, scenario and platform: the SHA-256 of the outputs' IEEE-754 bits at every
 communication point, printed and written to docs/result-hashes.txt. A refactoring that must change
@@ -32,11 +34,13 @@ def main(fmu_dir, ref_root):
         for directory in scenarios_of(ref_root, model):
             sc = Scenario(directory, model)
             where = os.path.relpath(directory, ref_root)
-            for platform in ("linux64", "win64"):
+            runs = [(p, os.path.join(fmu_dir, name), p) for p in ("linux64", "win64")]
+            runs += [(p, os.path.join(fmu_dir, "fmi3", name), f"fmi3 {p}")
+                     for p in platforms.PLATFORMS3]
+            for platform, fmu, label in runs:
                 with tempfile.TemporaryDirectory() as work:
-                    time, values = platforms.simulate(platform, os.path.join(fmu_dir, name), sc,
-                                                      work)
-                lines.append(f"{where} {platform} {digest(time, values, sc.outputs)}")
+                    time, values = platforms.simulate(platform, fmu, sc, work)
+                lines.append(f"{where} {label} {digest(time, values, sc.outputs)}")
                 print(lines[-1], flush=True)
     with open(os.path.join(os.path.dirname(ref_root), "docs", "result-hashes.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -40,7 +40,7 @@ commands:
 validate, docs-check, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain: drivetrain.py, model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
   fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
@@ -257,18 +257,21 @@ fn fuzz(seconds: &str) -> Result<(), String> {
 fn example() -> Result<(), String> {
     let python = venv()?;
     let root = root();
-    for script in [
-        "examples/drivetrain/drivetrain.py",
-        "examples/drivetrain/model_exchange.py",
-        "examples/drivetrain/ssp.py",
-        "examples/motorcycle/motorcycle.py",
-        "examples/motorcycle/chain_drive.py",
-        "examples/sweep/sweep.py",
+    for (script, flags) in [
+        ("examples/drivetrain/drivetrain.py", &[][..]),
+        // The same drivetrain with the FMI 3.0 FMUs in Event Mode, against the FMI 2.0 run.
+        ("examples/drivetrain/drivetrain.py", &["--fmi3"][..]),
+        ("examples/drivetrain/model_exchange.py", &[]),
+        ("examples/drivetrain/ssp.py", &[]),
+        ("examples/motorcycle/motorcycle.py", &[]),
+        ("examples/motorcycle/chain_drive.py", &[]),
+        ("examples/sweep/sweep.py", &[]),
     ] {
         run(Command::new(&python)
             .arg(root.join(script))
             .arg(root.join("target/fmu"))
-            .arg("--check"))?;
+            .arg("--check")
+            .args(flags))?;
     }
     Ok(())
 }
