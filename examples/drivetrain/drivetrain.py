@@ -161,13 +161,13 @@ class Slave3(Slave):
         while True:
             event, _, early, last = self.fmu.doStep(currentCommunicationPoint=t,
                                                     communicationStepSize=end - t)
-            if not early:
-                return
             t = last
             if event:
                 self.events += 1
                 self.fmu.enterEventMode()
                 self.event_iteration()
+            if not early:
+                return
 
 
 def simulate(fmu_dir, h, stop=STOP, slave=Slave):

@@ -633,7 +633,7 @@ static int set_integer3(Component c, const Ref *vr, size_t n, const int *v) {
 
 /* One communication step as an FMI 3.0 importer with Event Mode and early return takes it: a
  * step that ends early is continued from where it ended, after the event iteration if it ended
- * at an event. */
+ * at an event (an event at the step's end is handled there, before the next step). */
 static int do_step3(Component c, double t, double h, int no_prior) {
     const double end = t + h;
     step_updates = 0;
@@ -642,9 +642,12 @@ static int do_step3(Component c, double t, double h, int no_prior) {
         double last = NAN;
         int status = fmi3.do_step(c, t, end - t, (Bool3)no_prior, &event, &stop, &early, &last);
         if (status != FMI_OK) return status;
-        if (!early) return last == end ? FMI_OK : FMI_ERROR;
-        early_returns++;
-        if (!(last >= t && last < end)) return FMI_ERROR;
+        if (early) {
+            early_returns++;
+            if (!(last >= t && last < end)) return FMI_ERROR;
+        } else if (last != end) {
+            return FMI_ERROR;
+        }
         t = last;
         if (event) {
             event_returns++;
@@ -652,6 +655,7 @@ static int do_step3(Component c, double t, double h, int no_prior) {
             if ((status = event_iteration3(c)) != FMI_OK) return status;
             if ((status = fmi3.enter_step_mode(c)) != FMI_OK) return status;
         }
+        if (!early) return FMI_OK;
     }
     return FMI_ERROR;
 }

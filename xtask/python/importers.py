@@ -56,8 +56,8 @@ class Scenario:
         self.parameters = read_parameters(self.par_path) if os.path.exists(self.par_path) else {}
 
     def parameter_values(self, md):
-        """{name: value} with each value an int for an Integer parameter and a float for a Real
-        one (md: the FMU's model description, as FMPy reads it). A name that is not a parameter
+        """{name: value} with each value an int for an Integer (Int32) parameter and a float for
+        a Real (Float64) one (md: the FMU's model description, as FMPy reads it). A name that is not a parameter
         of the FMU, or an Integer value with a fraction, is an error: a scenario must not
         silently run with a parameter it did not get."""
         variables = {v.name: v for v in md.modelVariables}
@@ -71,11 +71,11 @@ class Scenario:
                 if x != int(x):
                     raise ValueError(f"{self.par_path}: {name} is an Integer, not {text}")
                 values[name] = int(x)
-            elif v.type == "Real":
+            elif v.type in ("Real", "Float64"):
                 values[name] = float(text)
             else:
                 raise ValueError(f"{self.par_path}: {name} is a {v.type}; only Real and Integer "
-                                 "parameters can be set")
+                                 "(FMI 3.0: Float64 and Int32) parameters can be set")
         return values
 
     def steps(self):

@@ -314,11 +314,22 @@ event indicators, and at each of their zero crossings calls <code>fmi2NewDiscret
 which runs the same event update as the Co-Simulation interface (mode switches, velocity
 resets, reported through <code>valuesOfContinuousStatesChanged</code>) until nothing changes.
 No <code>fmi2CompletedIntegratorStep</code> is needed.</p>
+<p>FMI 3.0 from the same binary (the FMU of the same name in <code>target/fmu/fmi3/</code>,
+with x86_64-linux, x86_64-windows and aarch64-linux binaries): the same variables and value
+references, as <code>Float64</code> and <code>Int32</code>, plus the independent variable
+<code>time</code> (value reference {n_vars}) and one variable per event indicator after it.
+Co-Simulation without Event Mode steps exactly as the FMI 2.0 interface does, bit for bit.
+With Event Mode and early return, <code>fmi3DoStep</code> ends at each state or time event
+inside the step, before its update, with <code>eventHandlingNeeded</code>; the importer's
+<code>fmi3UpdateDiscreteStates</code> runs the same event update. The intermediate update
+callback is called at every internal step, and an early return asked for there ends the step
+at that step's end or at the requested time. Model Exchange as in FMI 2.0.</p>
 {indicators}
 </body>
 </html>
 "#,
         name = M::NAME,
+        n_vars = vars.len(),
         indicators = indicators_text::<M>(),
         solver = crate::ode::methods::describe::<M>(),
         description = html_escape(M::DESCRIPTION),

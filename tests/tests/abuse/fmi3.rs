@@ -48,14 +48,14 @@ fn step(inst: &Instance3, t: f64, h: f64) {
     loop {
         let step = inst.do_step(at, t + h - at);
         assert_eq!(step.status, OK, "{}", inst.log_text());
-        if !step.early_return {
-            return;
-        }
         at = step.last_successful_time;
         if step.event_handling_needed {
             assert_eq!(inst.enter_event_mode(), OK);
             assert_eq!(inst.event_iteration(), OK);
             assert_eq!(inst.enter_step_mode(), OK);
+        }
+        if !step.early_return {
+            return;
         }
     }
 }

@@ -88,9 +88,11 @@ impl<M: Model> Instance3<M> {
                 last_successful_time: time,
                 ..StepOutcome::default()
             },
+            // An event found at the end of the step ends it there: no early return, but the
+            // event still wants its Event Mode.
             Ended::Event(_) => StepOutcome {
                 event_handling_needed: true,
-                early_return: true,
+                early_return: time < t_end,
                 last_successful_time: time,
             },
             Ended::Paused(_) => StepOutcome {
