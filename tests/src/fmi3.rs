@@ -14,23 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// The function table from the FMI 3.0 list.
-macro_rules! api3 {
-    (() $($symbol:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty;)*) => {
-        /// Every function of FMI 3.0, resolved from the binary.
-        #[allow(clippy::type_complexity)]
-        pub struct Api3 { $(pub $name: unsafe extern "C" fn($($ty),*) -> $ret,)* }
-        impl Api3 {
-            unsafe fn load(lib: &Library) -> Result<Api3, String> {
-                Ok(Api3 { $($name: *lib
-                    .get::<unsafe extern "C" fn($($ty),*) -> $ret>(stringify!($symbol).as_bytes())
-                    .map_err(|e| format!("{}: {e}", stringify!($symbol)))?,)* })
-            }
-        }
-    };
-}
-
-fmi_abi::fmi3_functions!(api3,);
+fmi_abi::fmi3_functions!(crate::api, Api3);
 
 static UNPACKED: AtomicUsize = AtomicUsize::new(0);
 

@@ -33,23 +33,25 @@ type FixedLogger = unsafe extern "C" fn(
     *const c_char,
 );
 
-/// The function table from the FMI 2.0 list.
+/// A table of function pointers, named `$table`, from an FMI function list
+/// ([`fmi_abi::fmi2_functions!`], [`fmi_abi::fmi3_functions!`]), resolved from the binary.
 macro_rules! api {
-    (() $($symbol:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty;)*) => {
-        /// Every function of FMI 2.0, Co-Simulation and Model Exchange, resolved from the binary.
+    (($table:ident) $($symbol:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty;)*) => {
+        /// Every function of the list, resolved from the binary.
         #[allow(clippy::type_complexity)]
-        pub struct Api { $(pub $name: unsafe extern "C" fn($($ty),*) -> $ret,)* }
-        impl Api {
-            unsafe fn load(lib: &Library) -> Result<Api, String> {
-                Ok(Api { $($name: *lib
+        pub struct $table { $(pub $name: unsafe extern "C" fn($($ty),*) -> $ret,)* }
+        impl $table {
+            unsafe fn load(lib: &Library) -> Result<$table, String> {
+                Ok($table { $($name: *lib
                     .get::<unsafe extern "C" fn($($ty),*) -> $ret>(stringify!($symbol).as_bytes())
                     .map_err(|e| format!("{}: {e}", stringify!($symbol)))?,)* })
             }
         }
     };
 }
+pub(crate) use api;
 
-fmi_abi::fmi2_functions!(api,);
+fmi_abi::fmi2_functions!(api, Api);
 
 /// Where `cargo xtask package` writes the FMUs.
 pub fn fmu_dir() -> PathBuf {

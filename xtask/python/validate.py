@@ -191,13 +191,7 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platfor
         "| FMU | Scenarios | " + " | ".join(headers) + " |",
         "|---|---|" + "---|" * len(names),
     ]
-    for model, scenarios, worst, ok in rows:
-        cells = []
-        for imp in names:
-            dev = worst.get(imp)
-            cells.append("n/a" if dev is None else "did not finish" if dev != dev else f"{dev:.1e}")
-        status = "" if ok else " **FAILED**"
-        lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
+    lines += deviation_rows(rows, names)
     if notes:
         lines += ["", "Runs that did not finish:", ""] + [f"- {note}" for note in notes]
     lines += [""] + platform_lines(platform_rows)
@@ -206,6 +200,39 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platfor
     lines += abuse_lines(fmu_dir) + [""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
+
+
+def run_importers(fmu, sc, where, table, is_judged, worst, notes, label=""):
+    """Every importer of `table` on one scenario: the problems of the judged ones; the largest
+    deviation of each goes into `worst`, not-judged runs that did not finish into `notes`."""
+    problems = []
+    for imp in table:
+        ref = reference_of(imp, sc)
+        if ref is None:
+            continue
+        try:
+            sim_problems, dev = compare(sc, *simulate(imp, fmu, sc, table), ref)
+        except Exception as e:  # an importer that fails is a finding, not a crash
+            sim_problems, dev = [f"did not run: {e}"], float("nan")
+        worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
+        if is_judged(imp):
+            problems += [f"{imp} on {where}: {p}" for p in sim_problems]
+        else:
+            outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev
+                       else f"{dev:.2e}")
+            print(f"  ({label}{imp} on {where}, not judged: {outcome})")
+            if dev != dev:
+                notes.append(f"{label}{imp} on {where} (not judged): {outcome}")
+    return problems
+
+
+def cross_platforms(fmu, sc, names):
+    """`platforms.compare_platforms`, a failure to run reported as a problem."""
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            return platforms.compare_platforms(fmu, sc, scratch, names)
+    except Exception as e:
+        return [f"did not run: {e}"], float("inf"), False
 
 
 def validate3(model, fmu2, fmu3, scenarios, ref_root, notes):
@@ -235,29 +262,9 @@ def validate3(model, fmu2, fmu3, scenarios, ref_root, notes):
         if not same:
             problems.append(f"FMPy on {where}: the FMI 3.0 results differ from FMI 2.0's")
         same_as_fmi2 &= same
-        for imp in ALL_IMPORTERS3:
-            ref = reference_of(imp, sc)
-            if ref is None:
-                continue
-            try:
-                sim_problems, dev = compare(sc, *simulate(imp, fmu3, sc, ALL_IMPORTERS3), ref)
-            except Exception as e:
-                sim_problems, dev = [f"did not run: {e}"], float("nan")
-            worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
-            if imp in NOT_JUDGED3:
-                outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev
-                           else f"{dev:.2e}")
-                print(f"  (FMI 3.0 {imp} on {where}, not judged: {outcome})")
-                if dev != dev:
-                    notes.append(f"FMI 3.0 {imp} on {where} (not judged): {outcome}")
-            else:
-                problems += [f"{imp} on {where}: {p}" for p in sim_problems]
-        try:
-            with tempfile.TemporaryDirectory() as scratch:
-                cross, dev, same = platforms.compare_platforms(fmu3, sc, scratch,
-                                                               platforms.PLATFORMS3)
-        except Exception as e:
-            cross, dev, same = [f"did not run: {e}"], float("inf"), False
+        problems += run_importers(fmu3, sc, where, ALL_IMPORTERS3,
+                                  lambda imp: imp not in NOT_JUDGED3, worst, notes, "FMI 3.0 ")
+        cross, dev, same = cross_platforms(fmu3, sc, platforms.PLATFORMS3)
         problems += [f"platforms on {where}: {p}" for p in cross]
         across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
     abuse_problems = []
@@ -272,6 +279,19 @@ def validate3(model, fmu2, fmu3, scenarios, ref_root, notes):
     shutil.rmtree(work, ignore_errors=True)
     return problems, worst, (model, floor, same_as_fmi2, across, identical, states_ok,
                              not abuse_problems)
+
+
+def deviation_rows(rows, names):
+    """The report's table rows: per FMU, its scenarios and each importer's largest deviation."""
+    lines = []
+    for model, scenarios, worst, ok in rows:
+        cells = []
+        for imp in names:
+            dev = worst.get(imp)
+            cells.append("n/a" if dev is None else "did not finish" if dev != dev else f"{dev:.1e}")
+        status = "" if ok else " **FAILED**"
+        lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def fmi3_lines(rows3, platform_rows3):
@@ -294,13 +314,7 @@ def fmi3_lines(rows3, platform_rows3):
         "| FMU | Scenarios | " + " | ".join(headers) + " |",
         "|---|---|" + "---|" * len(names),
     ]
-    for model, scenarios, worst, ok in rows3:
-        cells = []
-        for imp in names:
-            dev = worst.get(imp)
-            cells.append("n/a" if dev is None else "did not finish" if dev != dev else f"{dev:.1e}")
-        status = "" if ok else " **FAILED**"
-        lines.append(f"| {model}{status} | {scenarios} | " + " | ".join(cells) + " |")
+    lines += deviation_rows(rows3, names)
     lines += [
         "",
         "Without Event Mode, the FMI 3.0 step is the FMI 2.0 step: FMPy's results are compared",
@@ -370,28 +384,8 @@ def main(fmu_dir, ref_root):
         for directory in scenarios:
             sc = Scenario(directory, model)
             where = os.path.relpath(directory, ref_root)
-            for imp in ALL_IMPORTERS:
-                ref = reference_of(imp, sc)
-                if ref is None:
-                    continue
-                try:
-                    sim_problems, dev = compare(sc, *simulate(imp, fmu, sc), ref)
-                except Exception as e:  # an importer that fails is a finding, not a crash
-                    sim_problems, dev = [f"did not run: {e}"], float("nan")
-                worst[imp] = max(worst.get(imp, 0.0), dev) if dev == dev else dev
-                if judged(imp):
-                    problems += [f"{imp} on {where}: {p}" for p in sim_problems]
-                else:
-                    outcome = (sim_problems[0].removeprefix("did not run: ") if dev != dev
-                               else f"{dev:.2e}")
-                    print(f"  ({imp} on {where}, not judged: {outcome})")
-                    if dev != dev:
-                        notes.append(f"{imp} on {where} (not judged): {outcome}")
-            try:
-                with tempfile.TemporaryDirectory() as scratch:
-                    cross, dev, same = platforms.compare_platforms(fmu, sc, scratch)
-            except Exception as e:
-                cross, dev, same = [f"did not run: {e}"], float("inf"), False
+            problems += run_importers(fmu, sc, where, ALL_IMPORTERS, judged, worst, notes)
+            cross, dev, same = cross_platforms(fmu, sc, ("linux64", "win64"))
             problems += [f"platforms on {where}: {p}" for p in cross]
             across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
         abuse_problems = []

@@ -1,4 +1,5 @@
-//! The C ABI of FMU states: get, set, free, serialize and deserialize.
+//! The C ABI of FMU states: get, set, free, serialize and deserialize. The FMI 3.0 ABI hands
+//! out the same boxes through the helpers here.
 
 use super::*;
 
@@ -7,17 +8,57 @@ struct FmuState {
     bytes: Vec<u8>,
 }
 
+/// Stores `bytes` in the state `slot` points at (overwritten, as the standard allows), or in a
+/// new one.
+pub(crate) unsafe fn store(slot: *mut *mut c_void, bytes: Vec<u8>) -> Result<(), String> {
+    let slot = out(slot, "FMUstate")?;
+    match (*slot as *mut FmuState).as_mut() {
+        Some(existing) => existing.bytes = bytes,
+        None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
+    }
+    Ok(())
+}
+
+/// The bytes of a state made by [`store`].
+pub(crate) unsafe fn bytes_of<'a>(state: *mut c_void) -> Result<&'a [u8], String> {
+    (state as *const FmuState)
+        .as_ref()
+        .map(|s| s.bytes.as_slice())
+        .ok_or_else(|| "FMUstate is NULL".into())
+}
+
+/// Frees the state `slot` points at, if any, and clears the slot.
+pub(crate) unsafe fn free(slot: *mut *mut c_void) {
+    if let Some(slot) = slot.as_mut() {
+        if !slot.is_null() {
+            drop(Box::from_raw(*slot as *mut FmuState));
+            *slot = std::ptr::null_mut();
+        }
+    }
+}
+
+/// Copies the bytes of `state` into the importer's buffer of `size` bytes.
+pub(crate) unsafe fn serialize_into(
+    state: *mut c_void,
+    bytes: *mut u8,
+    size: usize,
+) -> Result<(), String> {
+    let src = bytes_of(state)?;
+    if size < src.len() {
+        return Err(format!(
+            "buffer of {size} bytes is smaller than the state ({})",
+            src.len()
+        ));
+    }
+    slice_mut(bytes, src.len(), "serializedState")?.copy_from_slice(src);
+    Ok(())
+}
+
 /// # Safety
 /// FMI 2.0 pointer rules.
 pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
     call::<M>(c, "fmi2GetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let slot = out(state, "FMUstate")?;
-        let bytes = inst.snapshot();
-        match (*slot as *mut FmuState).as_mut() {
-            // A state passed in is overwritten, as the standard allows.
-            Some(existing) => existing.bytes = bytes,
-            None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
-        }
+        store(state, inst.snapshot())?;
         Ok(OK)
     })
 }
@@ -27,10 +68,7 @@ pub unsafe fn get_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -
 /// fmi2DeSerializeFMUstate.
 pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Status {
     call::<M>(c, "fmi2SetFMUstate", allowed::ANY_BUT_FATAL, |inst| {
-        let s = (state as *const FmuState)
-            .as_ref()
-            .ok_or("FMUstate is NULL")?;
-        inst.restore(&s.bytes)?;
+        inst.restore(bytes_of(state)?)?;
         Ok(OK)
     })
 }
@@ -39,12 +77,7 @@ pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Sta
 /// As [`set_fmu_state`].
 pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
     call::<M>(c, "fmi2FreeFMUstate", allowed::ANY_BUT_FATAL, |_| {
-        if let Some(slot) = state.as_mut() {
-            if !slot.is_null() {
-                drop(Box::from_raw(*slot as *mut FmuState));
-                *slot = std::ptr::null_mut();
-            }
-        }
+        free(state);
         Ok(OK)
     })
 }
@@ -61,10 +94,7 @@ pub unsafe fn serialized_fmu_state_size<M: Model>(
         "fmi2SerializedFMUstateSize",
         allowed::ANY_BUT_FATAL,
         |_| {
-            let s = (state as *const FmuState)
-                .as_ref()
-                .ok_or("FMUstate is NULL")?;
-            *out(size, "size")? = s.bytes.len();
+            *out(size, "size")? = bytes_of(state)?.len();
             Ok(OK)
         },
     )
@@ -79,17 +109,7 @@ pub unsafe fn serialize_fmu_state<M: Model>(
     size: usize,
 ) -> Status {
     call::<M>(c, "fmi2SerializeFMUstate", allowed::ANY_BUT_FATAL, |_| {
-        let s = (state as *const FmuState)
-            .as_ref()
-            .ok_or("FMUstate is NULL")?;
-        if size < s.bytes.len() {
-            return Err(format!(
-                "buffer of {size} bytes is smaller than the state ({})",
-                s.bytes.len()
-            ));
-        }
-        let dst = slice_mut(bytes as *mut u8, s.bytes.len(), "serializedState")?;
-        dst.copy_from_slice(&s.bytes);
+        serialize_into(state, bytes as *mut u8, size)?;
         Ok(OK)
     })
 }
@@ -110,15 +130,7 @@ pub unsafe fn deserialize_fmu_state<M: Model>(
             let src = slice(bytes as *const u8, size, "serializedState")?;
             // Check it against this instance's model now, so a corrupt state fails here.
             inst.check_snapshot(src)?;
-            let slot = out(state, "FMUstate")?;
-            match (*slot as *mut FmuState).as_mut() {
-                Some(existing) => existing.bytes = src.to_vec(),
-                None => {
-                    *slot = Box::into_raw(Box::new(FmuState {
-                        bytes: src.to_vec(),
-                    })) as *mut c_void
-                }
-            }
+            store(state, src.to_vec())?;
             Ok(OK)
         },
     )

@@ -19,14 +19,14 @@ const MODEL_EXCHANGE: c_int = 0;
 const CO_SIMULATION: c_int = 1;
 
 mod co_simulation;
-mod fmu_state;
+pub(crate) mod fmu_state;
 mod model_exchange;
 pub use co_simulation::*;
 pub use fmu_state::*;
 pub use model_exchange::*;
 
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
-unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
     if n == 0 {
         Ok(&[])
     } else if ptr.is_null() {
@@ -36,7 +36,11 @@ unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], S
     }
 }
 
-unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &str) -> Result<&'a mut [T], String> {
+pub(crate) unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    n: usize,
+    what: &str,
+) -> Result<&'a mut [T], String> {
     if n == 0 {
         Ok(&mut [])
     } else if ptr.is_null() {
@@ -46,11 +50,11 @@ unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &str) -> Result<&'a mut 
     }
 }
 
-unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
+pub(crate) unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
     ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

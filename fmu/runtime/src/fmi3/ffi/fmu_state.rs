@@ -4,29 +4,7 @@
 //! interchangeable (their state machines differ), and one of the other is refused by name.
 
 use super::*;
-
-/// An FMU state handed to the importer: the serialized bytes.
-struct FmuState {
-    bytes: Vec<u8>,
-}
-
-/// Stores `bytes` in the state `slot` points at, or in a new one.
-unsafe fn store(slot: *mut *mut c_void, bytes: Vec<u8>) -> Result<(), String> {
-    let slot = out(slot, "FMUState")?;
-    match (*slot as *mut FmuState).as_mut() {
-        // A state passed in is overwritten, as the standard allows.
-        Some(existing) => existing.bytes = bytes,
-        None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
-    }
-    Ok(())
-}
-
-unsafe fn bytes_of<'a>(state: *mut c_void) -> Result<&'a [u8], String> {
-    (state as *const FmuState)
-        .as_ref()
-        .map(|s| s.bytes.as_slice())
-        .ok_or_else(|| "FMUState is NULL".into())
-}
+use crate::fmi2::ffi::fmu_state::{bytes_of, free, serialize_into, store};
 
 /// # Safety
 /// FMI 3.0 pointer rules.
@@ -51,12 +29,7 @@ pub unsafe fn set_fmu_state<M: Model>(c: *mut c_void, state: *mut c_void) -> Sta
 /// As [`set_fmu_state`].
 pub unsafe fn free_fmu_state<M: Model>(c: *mut c_void, state: *mut *mut c_void) -> Status {
     call::<M>(c, "fmi3FreeFMUState", allowed::ANY_BUT_FATAL, |_| {
-        if let Some(slot) = state.as_mut() {
-            if !slot.is_null() {
-                drop(Box::from_raw(*slot as *mut FmuState));
-                *slot = std::ptr::null_mut();
-            }
-        }
+        free(state);
         Ok(OK)
     })
 }
@@ -88,14 +61,7 @@ pub unsafe fn serialize_fmu_state<M: Model>(
     size: usize,
 ) -> Status {
     call::<M>(c, "fmi3SerializeFMUState", allowed::ANY_BUT_FATAL, |_| {
-        let src = bytes_of(state)?;
-        if size < src.len() {
-            return Err(format!(
-                "buffer of {size} bytes is smaller than the state ({})",
-                src.len()
-            ));
-        }
-        slice_mut(bytes, src.len(), "serializedState")?.copy_from_slice(src);
+        serialize_into(state, bytes, size)?;
         Ok(OK)
     })
 }

@@ -8,6 +8,7 @@
 use super::extra::{extra, Extra};
 use super::instance::Instance3;
 use crate::describe;
+use crate::fmi2::ffi::{out, panic_text, slice, slice_mut};
 use crate::fmi2::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::fmi2::logger::{Category, Logger, Status, ERROR, FATAL, OK};
 use crate::model::{Indicators, Model};
@@ -31,30 +32,6 @@ pub use model_exchange::*;
 struct Handle<M: Model> {
     busy: Cell<bool>,
     instance: UnsafeCell<Instance3<M>>,
-}
-
-unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
-    if n == 0 {
-        Ok(&[])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts(ptr, n))
-    }
-}
-
-unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &str) -> Result<&'a mut [T], String> {
-    if n == 0 {
-        Ok(&mut [])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts_mut(ptr, n))
-    }
-}
-
-unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
-    ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
 }
 
 /// The interface an FMI 3.0 function belongs to, if only one.
@@ -150,12 +127,7 @@ fn run<M: Model>(
         }
         Err(payload) => {
             instance.core.state = FmiState::Fatal;
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            let msg = format!("{function}: internal error: {what}");
+            let msg = format!("{function}: internal error: {}", panic_text(&*payload));
             instance.core.logger.log(FATAL, Category::Error, &msg);
             FATAL
         }
@@ -611,120 +583,35 @@ no_such_type! {
 
 const NO_CLOCKS: &str = "clocks are not provided: the model declares none";
 
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_clock<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *mut bool,
-) -> Status {
-    unsupported::<M>(c, "fmi3GetClock", n, NO_CLOCKS)
+/// The clock functions: refused unless the request is empty (the model has no clock).
+macro_rules! no_clocks {
+    ($($name:ident $fmi:literal ($($ty:ty),*);)*) => {
+        $(
+            /// # Safety
+            /// FMI 3.0 pointer rules.
+            pub unsafe fn $name<M: Model>(
+                c: *mut c_void,
+                _: *const ValueReference,
+                n: usize,
+                $(_: $ty),*
+            ) -> Status {
+                unsupported::<M>(c, $fmi, n, NO_CLOCKS)
+            }
+        )*
+    };
 }
 
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_clock<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *const bool,
-) -> Status {
-    unsupported::<M>(c, "fmi3SetClock", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_interval_decimal<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *mut f64,
-    _: *mut IntervalQualifier,
-) -> Status {
-    unsupported::<M>(c, "fmi3GetIntervalDecimal", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_interval_fraction<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *mut u64,
-    _: *mut u64,
-    _: *mut IntervalQualifier,
-) -> Status {
-    unsupported::<M>(c, "fmi3GetIntervalFraction", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_shift_decimal<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *mut f64,
-) -> Status {
-    unsupported::<M>(c, "fmi3GetShiftDecimal", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_shift_fraction<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *mut u64,
-    _: *mut u64,
-) -> Status {
-    unsupported::<M>(c, "fmi3GetShiftFraction", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_interval_decimal<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *const f64,
-) -> Status {
-    unsupported::<M>(c, "fmi3SetIntervalDecimal", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_interval_fraction<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *const u64,
-    _: *const u64,
-) -> Status {
-    unsupported::<M>(c, "fmi3SetIntervalFraction", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_shift_decimal<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *const f64,
-) -> Status {
-    unsupported::<M>(c, "fmi3SetShiftDecimal", n, NO_CLOCKS)
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_shift_fraction<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n: usize,
-    _: *const u64,
-    _: *const u64,
-) -> Status {
-    unsupported::<M>(c, "fmi3SetShiftFraction", n, NO_CLOCKS)
+no_clocks! {
+    get_clock "fmi3GetClock" (*mut bool);
+    set_clock "fmi3SetClock" (*const bool);
+    get_interval_decimal "fmi3GetIntervalDecimal" (*mut f64, *mut IntervalQualifier);
+    get_interval_fraction "fmi3GetIntervalFraction" (*mut u64, *mut u64, *mut IntervalQualifier);
+    get_shift_decimal "fmi3GetShiftDecimal" (*mut f64);
+    get_shift_fraction "fmi3GetShiftFraction" (*mut u64, *mut u64);
+    set_interval_decimal "fmi3SetIntervalDecimal" (*const f64);
+    set_interval_fraction "fmi3SetIntervalFraction" (*const u64, *const u64);
+    set_shift_decimal "fmi3SetShiftDecimal" (*const f64);
+    set_shift_fraction "fmi3SetShiftFraction" (*const u64, *const u64);
 }
 
 /// # Safety
@@ -849,12 +736,33 @@ fn dependencies<M: Model>(inst: &Instance3<M>, vr: ValueReference) -> Result<Vec
                 }
             )
         })?;
-    match &unknown.dependencies {
-        Some(deps) => Ok(deps.iter().map(|i| (*i - 1) as u32).collect()),
-        None => Err(format!(
-            "value reference {vr} depends on every known (no list declared)"
-        )),
+    if let Some(deps) = &unknown.dependencies {
+        return Ok(deps.iter().map(|i| (*i - 1) as u32).collect());
     }
+    // No list: it depends on every known, the parameters and inputs before initialization,
+    // the continuous states and inputs after it.
+    let states: Vec<usize> = md
+        .model_variables
+        .iter()
+        .filter_map(|v| match v.kind {
+            model_description::VariableType::Real {
+                derivative: Some(d),
+                ..
+            } => Some(d - 1),
+            _ => None,
+        })
+        .collect();
+    Ok(md
+        .model_variables
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| match v.causality {
+            model_description::Causality::Input => true,
+            model_description::Causality::Parameter => initial,
+            _ => !initial && states.contains(i),
+        })
+        .map(|(_, v)| v.value_reference)
+        .collect())
 }
 
 /// # Safety
