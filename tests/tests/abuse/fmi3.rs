@@ -233,6 +233,24 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
                 refused(inst.set_vr(vr, x), &format!("{n} = {x}"));
             }
         }
+        // Out of the declared range.
+        for v in &fmu2.md.model_variables {
+            if let model_description::VariableType::Real { min, max, .. } = v.kind {
+                let tunable = v.causality == Causality::Input;
+                if let (true, Some(min)) = (tunable, min) {
+                    refused(
+                        inst.set_vr(v.value_reference, min - 1.0),
+                        &format!("{} below its min", v.name),
+                    );
+                }
+                if let (true, Some(max)) = (tunable, max) {
+                    refused(
+                        inst.set_vr(v.value_reference, max + 1.0),
+                        &format!("{} above its max", v.name),
+                    );
+                }
+            }
+        }
         refused(
             inst.set_vr(fmu2.md.model_variables.len() as u32, 1.0),
             "setting time",
@@ -269,7 +287,8 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
         "fmi3_refusals_change_nothing_and_the_instance_goes_on",
         "FMI 3.0: wrong tokens, Scheduled Execution, required intermediate variables, NULL \
          instance and arrays, wrong lengths, calls out of order and on the wrong interface, \
-         features not provided, NaN and Inf in every input and parameter, corrupted, \
+         features not provided, NaN and Inf in every input and parameter, inputs out of their \
+         range, corrupted, \
          truncated, crafted and garbage states: refused without a change, then the instance \
          steps on"
             .into(),
@@ -541,4 +560,24 @@ fn fmi3_eight_threads_give_each_its_own_single_thread_result() {
          single-thread run"
             .into(),
     );
+}
+
+/// One FMI 3.0 Co-Simulation instance in Event Mode through a step, a state taken, serialized,
+/// deserialized and freed, and a Model Exchange instance through its modes: for the memory test.
+pub fn cycle(fmu3: &Fmu3) {
+    let inst = started(fmu3);
+    step(&inst, 0.0, 0.01);
+    let (_, st) = inst.get_state();
+    let bytes = inst.serialize(&st).expect("serialize");
+    let (status, back) = inst.deserialize(&bytes);
+    assert_eq!(status, OK);
+    assert_eq!(inst.free_state(back), OK);
+    assert_eq!(inst.free_state(st), OK);
+    drop(inst);
+    let me = fmu3.model_exchange();
+    assert_eq!(me.enter_initialization_mode(None, 0.0, 10.0), OK);
+    assert_eq!(me.exit_initialization_mode(), OK);
+    assert_eq!(me.event_iteration(), OK);
+    assert_eq!(me.enter_continuous_time_mode(), OK);
+    assert_eq!(me.derivatives().0, OK);
 }
