@@ -134,9 +134,7 @@ impl<M: Model> Instance<M> {
             }
         }
         if let Err(e) = self.model.check_inputs() {
-            return self
-                .failed(format!("t = {tc}: step refused: {e}"))
-                .map(|_| Ended::Reached);
+            return self.failed(format!("t = {tc}: step refused: {e}"));
         }
         self.integrator();
         let integrator = self.integrator.as_mut().expect("built above");
@@ -162,11 +160,9 @@ impl<M: Model> Instance<M> {
             let mut end = before.clone();
             integrator.apply_inputs(&mut end, t_end);
             if let Err(e) = end.check_inputs() {
-                return self
-                    .failed(format!(
-                        "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
-                    ))
-                    .map(|_| Ended::Reached);
+                return self.failed(format!(
+                    "t = {tc}: step refused: with the input derivatives, at t = {t_end}: {e}"
+                ));
             }
         }
         let logger = &self.logger;
@@ -180,12 +176,10 @@ impl<M: Model> Instance<M> {
             Ok(stats) => stats.ended,
             Err(e) => {
                 self.model = before;
-                return self
-                    .failed(format!(
-                        "step from t = {tc} failed: {}",
-                        step_error_text(&e)
-                    ))
-                    .map(|_| Ended::Reached);
+                return self.failed(format!(
+                    "step from t = {tc} failed: {}",
+                    step_error_text(&e)
+                ));
             }
         };
         let t_reached = match ended {

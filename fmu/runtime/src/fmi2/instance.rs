@@ -273,7 +273,7 @@ impl<M: Model> Instance<M> {
     }
 
     /// A failed computation: enter the Error state.
-    pub(crate) fn failed(&mut self, message: String) -> CallResult {
+    pub(crate) fn failed<T>(&mut self, message: String) -> Result<T, String> {
         self.state = FmiState::Error;
         Err(message)
     }

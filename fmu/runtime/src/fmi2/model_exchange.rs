@@ -119,14 +119,14 @@ impl<M: Model> Instance<M> {
     pub fn new_discrete_states(&mut self) -> Result<EventInfo, String> {
         let t = self.time;
         if let Err(e) = self.model.check_inputs() {
-            self.failed(format!("t = {t}: event refused: {e}"))?;
+            return self.failed(format!("t = {t}: event refused: {e}"));
         }
         self.event_updates += 1;
         if self.event_updates > integrator::MAX_EVENT_ITERATIONS {
-            self.failed(format!(
+            return self.failed(format!(
                 "t = {t}: event iteration did not converge in {} updates",
                 integrator::MAX_EVENT_ITERATIONS
-            ))?;
+            ));
         }
         let (mut before, mut after) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
         self.model.get_states(&mut before);
@@ -135,9 +135,7 @@ impl<M: Model> Instance<M> {
             Ok(changed) => changed,
             Err(e) => {
                 self.model = backup;
-                return self
-                    .failed(format!("t = {t}: {e}"))
-                    .map(|_| EventInfo::default());
+                return self.failed(format!("t = {t}: {e}"));
             }
         };
         if changed {

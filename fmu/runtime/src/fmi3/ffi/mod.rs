@@ -53,7 +53,7 @@ fn only_for(function: &str) -> Option<Interface> {
 }
 
 /// The FMI 3.0 name of a state of the shared state machine.
-fn state_name(state: FmiState, interface: Interface) -> &'static str {
+fn state_name(state: FmiState) -> &'static str {
     match state {
         FmiState::Instantiated => "Instantiated",
         FmiState::InitializationMode => "Initialization Mode",
@@ -62,7 +62,6 @@ fn state_name(state: FmiState, interface: Interface) -> &'static str {
         FmiState::Terminated => "Terminated",
         FmiState::Error => "Error",
         FmiState::Fatal => "Fatal",
-        FmiState::EventMode if interface == Interface::CoSimulation => "Event Mode",
         FmiState::EventMode => "Event Mode",
         FmiState::ContinuousTimeMode => "Continuous-Time Mode",
     }
@@ -107,7 +106,7 @@ fn run<M: Model>(
     } else if !states.contains(&core.state) {
         Some(format!(
             "{function} is not allowed in {}",
-            state_name(core.state, core.interface)
+            state_name(core.state)
         ))
     } else {
         None
@@ -412,18 +411,24 @@ pub unsafe fn get_float64<M: Model>(
         if vrs.iter().all(|vr| (*vr as usize) < n_vars) {
             return inst.core.get_real(vrs, values);
         }
-        // The time or an event indicator among them: one at a time.
+        // The time or an event indicator among them: one at a time, the indicators evaluated
+        // once.
         let mut status = OK;
+        let mut z: Option<Vec<f64>> = None;
         for (vr, value) in vrs.iter().zip(values.iter_mut()) {
             match extra::<M>(*vr, n_vars) {
                 Some(Extra::Time) => *value = inst.core.time,
                 Some(Extra::Indicator(i)) => {
-                    let mut z = vec![0.0; M::EVENT_INDICATORS];
-                    inst.core.refresh()?;
-                    inst.core
-                        .model
-                        .event_indicators(inst.core.time, &mut Indicators::new(&mut z));
-                    *value = z[i];
+                    if z.is_none() {
+                        inst.core.refresh()?;
+                        let mut all = vec![0.0; M::EVENT_INDICATORS];
+                        let t = inst.core.time;
+                        inst.core
+                            .model
+                            .event_indicators(t, &mut Indicators::new(&mut all));
+                        z = Some(all);
+                    }
+                    *value = z.as_ref().map_or(0.0, |z| z[i]);
                 }
                 None => {
                     status = status.max(inst.core.get_real(&[*vr], std::slice::from_mut(value))?)
@@ -662,48 +667,35 @@ pub unsafe fn exit_configuration_mode<M: Model>(c: *mut c_void) -> Status {
     )
 }
 
-/// # Safety
-/// FMI 3.0 pointer rules.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn get_directional_derivative<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n_unknowns: usize,
-    _: *const ValueReference,
-    n_knowns: usize,
-    _: *const f64,
-    _: usize,
-    _: *mut f64,
-    _: usize,
-) -> Status {
-    unsupported::<M>(
-        c,
-        "fmi3GetDirectionalDerivative",
-        n_unknowns * n_knowns,
-        "directional derivatives are not provided (providesDirectionalDerivatives = false)",
-    )
+/// Directional and adjoint derivatives: not provided (an empty request is trivially fine).
+macro_rules! no_derivatives {
+    ($($name:ident $fmi:literal $what:literal;)*) => {
+        $(
+            /// # Safety
+            /// FMI 3.0 pointer rules.
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn $name<M: Model>(
+                c: *mut c_void,
+                _: *const ValueReference,
+                n_unknowns: usize,
+                _: *const ValueReference,
+                n_knowns: usize,
+                _: *const f64,
+                _: usize,
+                _: *mut f64,
+                _: usize,
+            ) -> Status {
+                unsupported::<M>(c, $fmi, n_unknowns * n_knowns, $what)
+            }
+        )*
+    };
 }
 
-/// # Safety
-/// FMI 3.0 pointer rules.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn get_adjoint_derivative<M: Model>(
-    c: *mut c_void,
-    _: *const ValueReference,
-    n_unknowns: usize,
-    _: *const ValueReference,
-    n_knowns: usize,
-    _: *const f64,
-    _: usize,
-    _: *mut f64,
-    _: usize,
-) -> Status {
-    unsupported::<M>(
-        c,
-        "fmi3GetAdjointDerivative",
-        n_unknowns * n_knowns,
-        "adjoint derivatives are not provided (providesAdjointDerivatives = false)",
-    )
+no_derivatives! {
+    get_directional_derivative "fmi3GetDirectionalDerivative"
+        "directional derivatives are not provided (providesDirectionalDerivatives = false)";
+    get_adjoint_derivative "fmi3GetAdjointDerivative"
+        "adjoint derivatives are not provided (providesAdjointDerivatives = false)";
 }
 
 /// The declared dependencies of `vr` as value references: in Instantiated and Initialization
