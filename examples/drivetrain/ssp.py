@@ -109,6 +109,9 @@ BOUNDARY = {
                     "drivetrain.GAINS, drivetrain.s2_reference",
 }
 NAME = "drivetrain"
+# Every component's inline parameter set has this one name: an SSP engine that applies the sets
+# of one name, chosen at run time, then parameterizes every component (libcosim's named sets).
+PARAMETER_SET = "drivetrain"
 
 
 def q(prefix, tag):
@@ -161,7 +164,7 @@ def ssd_text(types):
             binding = ET.SubElement(bindings, q("ssd", "ParameterBinding"))
             values = ET.SubElement(binding, q("ssd", "ParameterValues"))
             pset = ET.SubElement(values, q("ssv", "ParameterSet"),
-                                 {"version": "1.0", "name": f"{NAME}.{name}"})
+                                 {"version": "1.0", "name": PARAMETER_SET})
             params = ET.SubElement(pset, q("ssv", "Parameters"))
             for var, value in c["parameters"].items():
                 p = ET.SubElement(params, q("ssv", "Parameter"), {"name": var})
@@ -478,6 +481,16 @@ def main(argv):
     for name, dev, est in rows:
         print(f"{name:12s} {dev:22.3e} {est:25.3e} {dev / est:5.2f}")
     failures = []
+    # 0. One parameter-set name: an engine that applies the sets named PARAMETER_SET reaches
+    #    every component that has parameters (read back from the package, schema-validated).
+    from fmpy.ssp.ssd import read_ssd
+    named = {c.name: [p.name for b in c.parameterBindings for ps in b.parameterValues
+                      for p in ps.parameters if ps.name == PARAMETER_SET]
+             for c in read_ssd(out).system.elements}
+    for name, c in COMPONENTS.items():
+        if sorted(named.get(name, [])) != sorted(c["parameters"]):
+            failures.append(f"{name}: the parameter set '{PARAMETER_SET}' sets "
+                            f"{named.get(name)} instead of {sorted(c['parameters'])}")
     # 1. The SSP system run by libcosim is drivetrain.py's system: it stays within the 1 ms
     #    co-simulation's coupling error of the master loop, signal by signal.
     for name, dev, est in rows:
