@@ -9,9 +9,19 @@ The master (this file) holds the engine torque and the chain torque over each st
 the casing's angular velocity as a ramp (fmi2SetRealInputDerivatives). It shifts up at 9000 rpm.
 The rider rolls into a 35 degree corner between 4 and 5 s and holds it.
 
+Signs. FastDrivetrain's casing frame has x forward, y along the shafts and z down, so y points to
+the bike's right. A wheel rolling forward turns negatively about y (its angular velocity points
+to the bike's left), and so do the rear sprocket, the drive sprocket and the counter shaft
+(the chain turns both sprockets one way): forward is w_ds < 0. The engine torque that drives
+the bike forward is negative about y, the rider leans right (roll positive about x) into a
+right-hand corner (yaw positive about z, down).
+
 Checks (--check): the drivetrain's energy balance, step by step, from its outputs alone
 (engine work + chain work + casing work = change of kinetic energy + shift losses); the
-shift count and losses; the gyroscopic moments against the shafts' spin momentum.
+shift count and losses; the gyroscopic moments against the shafts' spin angular momentum
+summed here shaft by shaft from the FMU's parameters, and their sense against a real bike's:
+the spin points to the left like the wheels', so in a right-hand corner the roll moment on
+the casing rolls it out of the corner (left), and rolling into the right lean yaws it right.
 
     python motorcycle.py <dir with the .fmu files> [--check]
 
@@ -29,7 +39,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "drivetrain"))
 from drivetrain import Slave  # noqa: E402  (the same FMPy wrapper)
 
 STOP, H = 6.0, 1e-3
-ENGINE_TORQUE = 50.0         # N.m at the crank, full throttle
+ENGINE_TORQUE = 50.0         # N.m at the crank, full throttle (forward: -50 N.m about y)
 SHIFT_RPM, TOP_GEAR = 9000.0, 4
 FINAL_DRIVE = 42.0 / 16.0    # sprocket speed over the rear wheel's
 WHEEL_RADIUS, MASS = 0.31, 200.0
@@ -63,11 +73,12 @@ def road_torque(w_wheel):
 
 def simulate(fmu_dir):
     fd = Slave(fmu_dir, "FastDrivetrain", {"gear": 1}, STOP)
+    shafts = spin_table(fd)
     k_c, c_c = CHAIN
     omega_vrs = [fd.vr[n] for n in ("omega_x", "omega_y", "omega_z")]
     n = int(round(STOP / H))
     keys = ["time", "gear", "rpm", "speed", "M_x", "M_y", "M_z", "omega_x", "omega_y", "omega_z",
-            "E_kin", "residual", "tau_chain", "spin_y"]
+            "E_kin", "residual", "tau_chain", "spin_y", "spin_rel", "w_ds"]
     rec = {k: np.zeros(n + 1) for k in keys}
     theta_w = w_w = 0.0
     gear, shifts = 1, []
@@ -76,8 +87,11 @@ def simulate(fmu_dir):
     for k in range(n + 1):
         t = k * H
         theta, w_ds, e_kin = fd.get("theta_ds", "w_ds", "E_kin")
-        tau_chain = -k_c * (theta - FINAL_DRIVE * theta_w) - c_c * (w_ds - FINAL_DRIVE * w_w)
-        rpm = fd.get("w_eng")[0] * RPM
+        # The chain in the forward sense: the sprocket's forward angle is -theta_ds; the torque
+        # it applies to the sprocket shaft about y is -tau_chain.
+        tau_chain = -k_c * (-theta - FINAL_DRIVE * theta_w) - c_c * (-w_ds - FINAL_DRIVE * w_w)
+        tau_ext, tau_eng = -tau_chain, -ENGINE_TORQUE
+        rpm = abs(fd.get("w_eng")[0]) * RPM
         m = fd.get("M_x", "M_y", "M_z")
         # The shafts' spin momentum about y, from the complete model's view: p = gamma omega_y +
         # delta w_ds, of which (gamma/delta) p is what the casing feels gyroscopically.
@@ -85,7 +99,8 @@ def simulate(fmu_dir):
         rec_values = dict(time=t, gear=gear, rpm=rpm, speed=w_w * WHEEL_RADIUS * 3.6,
                           M_x=m[0], M_y=m[1], M_z=m[2], omega_x=omega0[0], omega_y=omega0[1],
                           omega_z=omega0[2], E_kin=e_kin, tau_chain=tau_chain,
-                          spin_y=gamma / delta * p)
+                          spin_y=gamma / delta * p, w_ds=w_ds,
+                          spin_rel=sum(j * r[gear - 1] for j, r in shafts) * w_ds)
         for key, value in rec_values.items():
             rec[key][k] = value
         if k == n:
@@ -96,8 +111,8 @@ def simulate(fmu_dir):
         # The ramp ends where the next one starts: omega stays continuous.
         omega1 = casing_omega(t + H, w_w * WHEEL_RADIUS)
         slope = (omega1 - omega0) / H
-        fd.set("tau_eng", ENGINE_TORQUE)
-        fd.set("tau_ext", tau_chain)
+        fd.set("tau_eng", tau_eng)
+        fd.set("tau_ext", tau_ext)
         for name, value in zip(("omega_x", "omega_y", "omega_z"), omega0):
             fd.set(name, value)
         fd.fmu.setRealInputDerivatives(omega_vrs, [1, 1, 1], list(slope))
@@ -111,13 +126,13 @@ def simulate(fmu_dir):
 
         def rigid(w):
             return 0.5 * (alpha * (w[0] ** 2 + w[2] ** 2) + j_pitch * w[1] ** 2)
-        step_work = (ENGINE_TORQUE * rho_eng * d_theta + tau_chain * (mean_wy * H + d_theta)
+        step_work = (tau_eng * rho_eng * d_theta + tau_ext * (mean_wy * H + d_theta)
                      - m_y * mean_wy * H + rigid(omega1) - rigid(omega0))
         change = e1 - e_kin
         if fd.fmu.getInteger([fd.vr["shift_count"]])[0] > count0:
             loss, impulse = fd.get("shift_loss", "shift_impulse")
             shifts.append(dict(time=t, gear=gear, loss_J=loss, impulse_Nms=impulse,
-                               rpm_before=rpm, rpm_after=fd.get("w_eng")[0] * RPM))
+                               rpm_before=rpm, rpm_after=abs(fd.get("w_eng")[0]) * RPM))
             change += loss + omega0[1] * impulse
         work += step_work
         rec["residual"][k + 1] = rec["residual"][k] + (step_work - change)
@@ -128,6 +143,13 @@ def simulate(fmu_dir):
     energy_shift = fd.get("energy_shift")[0]
     fd.close()
     return rec, shifts, work, energy_shift
+
+
+def spin_table(fd):
+    """[(Jyy_k, [rho[g,k] for each gear])] of the shafts in use, from the FMU's parameters."""
+    n_shafts, n_gears = (int(fd.fmu.getInteger([fd.vr[v]])[0]) for v in ("nShafts", "nGears"))
+    return [(fd.get(f"Jyy[{k}]")[0], [fd.get(f"rho[{g},{k}]")[0] for g in range(1, n_gears + 1)])
+            for k in range(1, n_shafts + 1)]
 
 
 def plot(rec, shifts, path):
@@ -171,13 +193,29 @@ def check(rec, shifts, work, energy_shift):
     # than the ratio step while the sprocket shaft speeds up.
     for s in shifts:
         assert s["rpm_after"] < s["rpm_before"], s
-    # In the corner the gyroscopic moments are (gamma/delta) p omega_z and -(gamma/delta) p
-    # omega_x: the spin momentum times the casing's rotation.
-    for key, sign, omega in (("M_x", 1.0, "omega_z"), ("M_z", -1.0, "omega_x")):
-        expected = sign * rec["spin_y"] * rec[omega]
-        assert np.max(np.abs(rec[key] - expected)) < 1e-9 * np.max(np.abs(rec[key])) + 1e-12, key
+    # Forward is w_ds < 0: the bike rolls forward from the first steps on.
+    moving = rec["time"] > 0.1
+    assert np.all(rec["w_ds"][moving] < 0.0) and rec["speed"][-1] > 100.0, "forward is w_ds < 0"
+    # The gyroscopic moments from first principles. The shafts spin relative to the casing with
+    # angular momentum h = sum_k Jyy_k rho_k w_ds about y (summed above from the parameters);
+    # the casing turning at omega turns h, which takes the moment omega x h from the casing:
+    # on the casing, h x omega = (h omega_z, 0, -h omega_x). Beyond h, the FMU's (gamma/delta) p
+    # holds (gamma^2/delta) omega_y, the shafts' share of the pitch rate: bounded here by
+    # beta |omega_y|, under 1 % of h in the corner.
     corner = rec["time"] > LEAN_START + LEAN_TIME
-    assert np.min(np.abs(rec["M_x"][corner])) > 0.3, "a roll moment in the corner"
+    roll_in = (rec["time"] > LEAN_START + 0.2) & (rec["time"] < LEAN_START + LEAN_TIME - 0.2)
+    assert np.all(rec["spin_rel"][moving] < 0.0), "the shafts' net spin points left, as the wheels'"
+    for key, sign, omega in (("M_x", 1.0, "omega_z"), ("M_z", -1.0, "omega_x")):
+        expected = sign * rec["spin_rel"] * rec[omega]
+        scale = np.max(np.abs(expected))
+        assert np.max(np.abs(rec[key] - expected)) < 0.01 * scale, key
+        # And exactly as the FMU states it, with its own p.
+        exact = sign * rec["spin_y"] * rec[omega]
+        assert np.max(np.abs(rec[key] - exact)) < 1e-9 * np.max(np.abs(rec[key])) + 1e-12, key
+    # The sense a rider feels: leaning right into a right-hand corner, the spin rolls the bike
+    # out of the corner (M_x < 0, to the left) and, while rolling in, yaws it right (M_z > 0).
+    assert np.all(rec["M_x"][corner] < -0.3), "the roll moment in the corner points out of it"
+    assert np.all(rec["M_z"][roll_in] > 0.0), "rolling in to the right yaws right"
     print("motorcycle: all checks passed")
 
 
