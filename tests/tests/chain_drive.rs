@@ -702,3 +702,84 @@ fn an_overdamped_stiff_chain_keeps_the_balance_and_the_slow_signals() {
     assert!(worst < 1e-6 * scale, "{worst} of {scale}");
     assert!(apart < 1e-3 * w.abs(), "{apart}");
 }
+
+/// The arm starts level with the drive sprocket placed where its travel to the rest at 0.4 rad
+/// brings the wheel sprocket onto it (the sprockets touch at 0.1912 rad). Co-Simulation: the
+/// step that reaches the touch fails with fmi2Error and the logged reason (theta_sa, the time,
+/// the centre distance), and the instance refuses further steps. Model Exchange (explicit Euler
+/// at 0.1 ms, an event where an indicator changes sign): the event update at the crossing
+/// fails with the same reason. Before the touch every output is finite.
+#[test]
+fn sprockets_that_overlap_during_the_run_fail_there_in_both_interfaces() {
+    let fmu = Fmu::load(MODEL);
+    let params = [("ds_x", -0.6), ("ds_z", 0.2), ("theta_sa_ref", 0.4)];
+    let touching = |th: f64| {
+        let (cx, cz) = (-0.6 + L_SA * th.cos(), 0.2 - L_SA * th.sin());
+        (cx * cx + cz * cz).sqrt() < R_DS + R_WS
+    };
+    let reason = |log: &str, model: f64, what: &str| {
+        assert!(
+            log.contains("theta_sa = 0.191") && log.contains("the sprockets overlap"),
+            "chain model {model}, {what}: {log}"
+        );
+    };
+    for model in [FULL, INEXTENSIBLE] {
+        let cs = start(&fmu, model, &params);
+        let (mut t, h) = (0.0, 1e-3);
+        let status = loop {
+            let s = cs.do_step(t, h);
+            if s != OK {
+                break s;
+            }
+            t += h;
+            assert!(cs.real("theta_sa").is_finite() && !touching(cs.real("theta_sa")));
+            assert!(t < 1.0, "chain model {model}: no overlap by 1 s");
+        };
+        assert_eq!(status, ERROR, "chain model {model}");
+        reason(&cs.log_text(), model, "Co-Simulation");
+        assert!(
+            cs.log_text().contains(&format!("step from t = {t}")),
+            "{}",
+            cs.log_text()
+        );
+        assert_ne!(cs.do_step(t, h), OK, "a failed instance steps on");
+
+        let me = fmu.instantiate_me("overlap");
+        assert_eq!(me.setup_experiment(None, 0.0, None), OK);
+        assert_eq!(me.set_int("chain_model", model as i32), OK);
+        for (n, v) in &params {
+            assert_eq!(me.set(n, *v), OK);
+        }
+        assert_eq!(me.enter_initialization_mode(), OK);
+        assert_eq!(me.exit_initialization_mode(), OK, "{}", me.log_text());
+        assert_eq!(me.event_iteration().0, OK);
+        assert_eq!(me.enter_continuous_time_mode(), OK);
+        let (mut t, h) = (0.0, 1e-4);
+        let (_, mut z) = me.event_indicators();
+        let failed = loop {
+            let (_, x) = me.continuous_states();
+            let (_, dx) = me.derivatives();
+            let next: Vec<f64> = x.iter().zip(&dx).map(|(x, d)| x + h * d).collect();
+            t += h;
+            assert_eq!(me.set_time(t), OK);
+            assert_eq!(me.set_continuous_states(&next), OK);
+            let (_, z1) = me.event_indicators();
+            if z.iter().zip(&z1).any(|(a, b)| (*a > 0.0) != (*b > 0.0)) {
+                assert_eq!(me.enter_event_mode(), OK);
+                let (s, _) = me.event_iteration();
+                if s != OK {
+                    break s;
+                }
+                assert_eq!(me.enter_continuous_time_mode(), OK);
+            }
+            z = z1;
+            assert!(t < 1.0, "chain model {model}: no overlap event by 1 s");
+        };
+        assert_eq!(failed, ERROR, "chain model {model}");
+        let log = me.log_text();
+        assert!(
+            log.contains("the sprockets overlap") && log.contains("theta_sa = 0.19"),
+            "chain model {model}, Model Exchange: {log}"
+        );
+    }
+}

@@ -91,10 +91,17 @@ impl Layout {
         ]
     }
 
-    /// Whether the chain can wrap at `th_sa`: the sprockets must not overlap.
-    pub fn wraps(&self, th_sa: f64) -> bool {
+    /// The sprockets' clearance at `th_sa`: the distance between their centres less
+    /// `r_ds + r_ws`. The chain can wrap only while it is positive (the sprockets do not
+    /// overlap); the open-belt formulas themselves hold down to `d = |r_ws - r_ds|`.
+    pub fn clearance(&self, th_sa: f64) -> f64 {
         let [c, _, _] = self.centres(th_sa);
-        (c[0] * c[0] + c[1] * c[1]).sqrt() > self.r_ds + self.r_ws
+        (c[0] * c[0] + c[1] * c[1]).sqrt() - (self.r_ds + self.r_ws)
+    }
+
+    /// Whether the chain can wrap at `th_sa`.
+    pub fn wraps(&self, th_sa: f64) -> bool {
+        self.clearance(th_sa) > 0.0
     }
 
     pub fn runs(&self, th_sa: f64) -> Runs {

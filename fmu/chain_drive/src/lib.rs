@@ -208,6 +208,23 @@ impl ChainDrive {
         }
     }
 
+    /// Sprockets that overlap at swing-arm angle `th` (named `variable`): the chain cannot wrap.
+    fn overlap(&self, variable: &'static str, th: f64) -> Invalid {
+        let l = &self.bike.layout;
+        Invalid::new(
+            variable,
+            th,
+            format!(
+                "the sprockets overlap there: their centres are {} m apart, less than r_ds + r_ws = {} m (l_sa = {}, ds_x = {}, ds_z = {}), so the chain cannot wrap",
+                l.clearance(th) + l.r_ds + l.r_ws,
+                l.r_ds + l.r_ws,
+                l.l_sa,
+                l.ds_x,
+                l.ds_z
+            ),
+        )
+    }
+
     /// The motion at this instant under the selected chain model.
     fn motion(&self) -> half_bike::Motion {
         let (b, u, rest) = (&self.bike, self.inputs(), self.lengths());
@@ -297,7 +314,7 @@ impl Model for ChainDrive {
     const DESCRIPTION: &'static str = "Planar half-bike with a drive chain (full elastic, quasi-steady-state or inextensible chain model): engine and load torques and a brake in, motion, chain tensions and energies out";
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
-    const EVENT_INDICATORS: usize = 2;
+    const EVENT_INDICATORS: usize = 3;
 
     fn stiff(&self) -> bool {
         self.chain_model == FULL && self.bike.chain_rate(self.q[1]) > STIFF_RATE
@@ -320,17 +337,8 @@ impl Model for ChainDrive {
                 "must be a finite number",
             ));
         }
-        let layout = self.bike.layout;
-        if !layout.wraps(th) {
-            return Err(Invalid::new(
-                "r_ws",
-                layout.r_ws,
-                format!(
-                    "the sprockets overlap at theta_sa_start = {th}: their centres are {} m apart, less than r_ds + r_ws = {} m, so the chain cannot wrap",
-                    layout.runs(th).d,
-                    layout.r_ds + layout.r_ws
-                ),
-            ));
+        if !self.bike.layout.wraps(th) {
+            return Err(self.overlap("theta_sa_start", th));
         }
         let b = &self.bike;
         self.i_sa = b.i_sa();
@@ -378,12 +386,22 @@ impl Model for ChainDrive {
     /// (negative); slack: both extensions (negative). Hysteresis 1e-9 N on tensions (1e-12 of
     /// a kilonewton, their size), and on lengths the extension of a run pulling 1e-9 N
     /// (1e-14 m at the default stiffness), so that a run taut just inside the hysteresis pushes
-    /// no more than that.
+    /// no more than that. The third, in every model, is the sprockets' clearance: the swing arm
+    /// reaching a pose where they overlap ends the run there with that reason.
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
         use Side::{Negative, Positive};
         const TENSION: f64 = 1e3 * HYSTERESIS;
         let length = TENSION / self.bike.k;
-        let g = self.motion().indicators;
+        let motion = self.motion();
+        let layout = &self.bike.layout;
+        let size = layout.r_ds + layout.r_ws;
+        z.set(
+            2,
+            layout.clearance(motion.q[1]),
+            Positive,
+            HYSTERESIS * size,
+        );
+        let g = motion.indicators;
         let taut = |run| Side::of(self.mode == run || self.mode == BOTH);
         let sides = match (self.chain_model, self.mode) {
             (QSS, mode) => [(Side::of(mode == UPPER), TENSION), (Positive, TENSION)],
@@ -397,6 +415,10 @@ impl Model for ChainDrive {
     }
 
     fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+        let th = self.motion().q[1];
+        if !self.bike.layout.wraps(th) {
+            return Err(self.overlap("theta_sa", th));
+        }
         let (b, u, rest) = (self.bike, self.inputs(), self.lengths());
         let change = match self.chain_model {
             QSS => b.qss_switch(self.q, self.w, u, self.mode),

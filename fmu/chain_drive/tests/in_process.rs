@@ -46,3 +46,101 @@ fn the_work_of_engine_and_road_is_stored_or_dissipated() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The swing-arm angle in (0, `rest`) where the sprockets first touch: the centre distance
+/// `|P - W(th)|`, `W = (-l_sa cos th, l_sa sin th)`, equals `r_ds + r_ws` (bisection on the
+/// layout's own definition, not the model's code).
+fn touching_angle(l_sa: f64, ds: (f64, f64), r: f64, rest: f64) -> f64 {
+    let gap = |th: f64| {
+        let (cx, cz) = (ds.0 + l_sa * th.cos(), ds.1 - l_sa * th.sin());
+        (cx * cx + cz * cz).sqrt() - r
+    };
+    let (mut lo, mut hi) = (0.0, rest);
+    assert!(
+        gap(lo) > 0.0 && gap(hi) < 0.0,
+        "no touch in (0, {rest}) rad"
+    );
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if gap(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The drive sprocket placed where the arm's travel brings the wheel sprocket onto it: valid at
+/// the start, the sprockets overlap on the way to the arm's rest. Full and inextensible chain:
+/// the arm starts level (centres 0.22 m apart) and sinks to its rest at 0.4 rad. Quasi-steady
+/// state (the arm's pose algebraic, at its rest from the start): rest at 0.15 rad, then a load
+/// torque growing by 20 N.m per ms lifts the pose. Every model ends the run at the touching pose
+/// with an error naming theta_sa there, the time inside the failed step and the reason; the
+/// outputs before are finite and the arm short of the touch.
+#[test]
+fn sprockets_that_overlap_during_the_run_end_it_there() -> Result<(), String> {
+    let (l_sa, ds, r_ds, r_ws) = (0.7, (-0.6, 0.2), 0.03, 0.08);
+    let touch = touching_angle(l_sa, ds, r_ds + r_ws, 0.4);
+    for (model, rest, load_rate) in [
+        (FULL, 0.4, 0.0),
+        (chain_drive::QSS, 0.15, 2e4),
+        (INEXTENSIBLE, 0.4, 0.0),
+    ] {
+        let mut run = Run::<ChainDrive>::co_simulation(&[
+            ("chain_model", f64::from(model)),
+            ("ds_x", ds.0),
+            ("ds_z", ds.1),
+            ("theta_sa_ref", rest),
+        ])?;
+        let mut last = run.get("theta_sa")?;
+        let error = loop {
+            run.set("tau_load", load_rate * run.time())?;
+            match run.step(1e-3) {
+                Ok(()) => last = run.get("theta_sa")?,
+                Err(e) => break e,
+            }
+            assert!(
+                run.time() < 2.0,
+                "chain model {model}: no overlap found by 2 s"
+            );
+        };
+        assert!(
+            last.is_finite() && last < touch,
+            "model {model}: last theta_sa {last}"
+        );
+        assert!(
+            error.contains("sprockets overlap"),
+            "model {model}: {error}"
+        );
+        let at = error
+            .split("theta_sa = ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse::<f64>().ok())
+            .ok_or_else(|| format!("model {model}: no theta_sa in {error}"))?;
+        let t = error
+            .split("failed: t = ")
+            .nth(1)
+            .and_then(|s| s.split(|c: char| c == ':' || c == ' ').next())
+            .and_then(|s| s.parse::<f64>().ok())
+            .ok_or_else(|| format!("model {model}: no time in {error}"))?;
+        if load_rate == 0.0 {
+            // A motion of the states: located inside the step, at the touch.
+            assert!(
+                (at - touch).abs() < 1e-9 && t > run.time() && t <= run.time() + 1e-3,
+                "model {model}: stopped at theta_sa = {at} (touch at {touch}), t = {t}, step from {}: {error}",
+                run.time()
+            );
+        } else {
+            // A held input that jumps at a communication point moves the algebraic pose at
+            // once: the step fails at its start, past the touch.
+            assert!(
+                at > touch && t == run.time(),
+                "model {model}: stopped at theta_sa = {at} (touch at {touch}), t = {t}, step from {}: {error}",
+                run.time()
+            );
+        }
+    }
+    Ok(())
+}
