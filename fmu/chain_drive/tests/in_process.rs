@@ -122,7 +122,7 @@ fn sprockets_that_overlap_during_the_run_end_it_there() -> Result<(), String> {
         let t = error
             .split("failed: t = ")
             .nth(1)
-            .and_then(|s| s.split(|c: char| c == ':' || c == ' ').next())
+            .and_then(|s| s.split([':', ' ']).next())
             .and_then(|s| s.parse::<f64>().ok())
             .ok_or_else(|| format!("model {model}: no time in {error}"))?;
         if load_rate == 0.0 {
