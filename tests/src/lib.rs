@@ -196,6 +196,11 @@ impl Fmu {
         }
     }
 
+    /// Where the FMU is unpacked.
+    pub fn unpacked(&self) -> &Path {
+        &self.dir
+    }
+
     /// The value reference of the variable called `name`.
     pub fn vr(&self, name: &str) -> Vr {
         self.md

@@ -121,3 +121,55 @@ fn inputs_set_before_and_during_initialization_count() {
     assert!((a_a - ratio * expected_b).abs() < 1e-12);
     assert!((inst.real("w_b") - expected_b * H).abs() < 1e-12);
 }
+
+/// Every reference scenario of `reference-fmus/<Model>/` ships inside the packaged FMU, in the
+/// FMI-LS-REF folder: the default one at the top, each further one (a subfolder with options)
+/// in a subfolder of the same name, the files byte for byte (all but the interpolated-input
+/// reference, which the layout has no role for), each an `<Experiment>` of the manifest.
+#[test]
+fn every_reference_scenario_ships_inside_its_fmu() {
+    let refs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference-fmus");
+    let ls = "extra/org.fmi-standard.fmi-ls-ref";
+    for fmu in Fmu::all() {
+        let model = fmu.md.co_simulation.model_identifier.clone();
+        let manifest = std::fs::read_to_string(fmu.unpacked().join(ls).join("fmi-ls-manifest.xml"))
+            .unwrap_or_else(|e| panic!("{model}: {e}"));
+        let mut scenarios = vec![("default".to_string(), refs.join(&model))];
+        for entry in std::fs::read_dir(refs.join(&model)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.join(format!("{model}_ref.opt")).is_file() {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                scenarios.push((name, path));
+            }
+        }
+        for (name, dir) in &scenarios {
+            assert!(
+                manifest.contains(&format!("<Experiment name=\"{name}\"")),
+                "{model}: no experiment {name} in the manifest"
+            );
+            let inside = if name == "default" {
+                fmu.unpacked().join(ls)
+            } else {
+                fmu.unpacked().join(ls).join(name)
+            };
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let file = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() || file.ends_with("_ref_interpolated.csv") {
+                    continue;
+                }
+                let shipped = std::fs::read(inside.join(&file))
+                    .unwrap_or_else(|e| panic!("{model} {name}: {file} not in the FMU: {e}"));
+                assert!(
+                    shipped == std::fs::read(&path).unwrap(),
+                    "{model} {name}: {file} differs from reference-fmus"
+                );
+            }
+        }
+        assert_eq!(
+            manifest.matches("<Experiment ").count(),
+            scenarios.len(),
+            "{model}: experiments in the manifest"
+        );
+    }
+}

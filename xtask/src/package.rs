@@ -158,12 +158,13 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
                 c.crate_name, c.model
             ));
         }
-        let scenario = reference::Scenario::read(&root.join("reference-fmus").join(id), id)?;
+        let scenarios = reference::Scenario::read_all(&root.join("reference-fmus").join(id), id)?;
+        let others: Vec<&str> = scenarios[1..].iter().map(|s| s.name.as_str()).collect();
         let doc = reference::insert_section(
             &describe(&so, Text::Documentation, &stamp)?,
-            &scenario.documentation(&md)?,
+            &scenarios[0].documentation(&md, &others)?,
         )?;
-        let extra = scenario.fmu_files();
+        let extra = reference::fmu_files(&scenarios);
         let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
         let linux = read(&so)?;
         let windows = match &windows_dir {

@@ -1,11 +1,14 @@
-//! The reference scenario inside every FMU, in the layout of the FMI layered standard for
+//! The reference scenarios inside every FMU, in the layout of the FMI layered standard for
 //! reference results (FMI-LS-REF): `extra/org.fmi-standard.fmi-ls-ref/` holds
 //! `fmi-ls-manifest.xml` (root `fmiReferences`, attributes `fmi-ls:fmi-ls-name`,
 //! `fmi-ls-version`, `fmi-ls-description` in the `http://fmi-standard.org/fmi-ls-manifest`
 //! namespace) and the files it names, as modelica/Reference-FMUs ship them
 //! (`<Model>_out.csv` there, with a `Related role="result"`; here also the inputs, the options
 //! and, where there is one, the parameter file, tied together by an `<Experiment>` as the
-//! standard's schema has it). And the reference plot for documentation/index.html.
+//! standard's schema has it). The default scenario's files are at the top of the folder; each
+//! further scenario (`reference-fmus/<Model>/<name>/`) is one more `<Experiment name="<name>">`
+//! whose files are in the subfolder `<name>/`. And the default scenario's reference plot for
+//! documentation/index.html.
 
 use crate::svg;
 use model_description::{ModelDescription, VariableType};
@@ -17,9 +20,12 @@ const LS_VERSION: &str = "1.0.0-alpha.1";
 /// Fixed by the standard's schema.
 const LS_DESCRIPTION: &str = "Layered Standard providing reference stimuli and results for an FMU.";
 
-/// The default scenario of one model, read from `reference-fmus/<Model>/`.
+/// One scenario of one model, read from `reference-fmus/<Model>/` (the default) or a
+/// subfolder of it.
 pub struct Scenario {
     pub model: String,
+    /// "default", or the subfolder's name.
+    pub name: String,
     /// (file name, contents): `_in.csv`, `_ref.csv`, `_ref.opt`, `_par.csv` where present.
     pub files: Vec<(String, Vec<u8>)>,
     pub start: f64,
@@ -62,8 +68,40 @@ impl Scenario {
             stop: need("StopTime")?,
             step: need("StepSize")?,
             tolerance: value("RelTol"),
+            name: "default".into(),
             files,
         })
+    }
+
+    /// The default scenario and every scenario in a subfolder of `dir`, in name order.
+    pub fn read_all(dir: &Path, model: &str) -> Result<Vec<Self>, String> {
+        let mut all = vec![Scenario::read(dir, model)?];
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut subs: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join(format!("{model}_ref.opt")).is_file())
+            .collect();
+        subs.sort();
+        for sub in subs {
+            let mut s = Scenario::read(&sub, model)?;
+            s.name = sub
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| format!("{}: not a UTF-8 name", sub.display()))?
+                .to_string();
+            all.push(s);
+        }
+        Ok(all)
+    }
+
+    /// Where this scenario's files are, relative to the layout's folder.
+    fn folder(&self) -> String {
+        if self.name == "default" {
+            String::new()
+        } else {
+            format!("{}/", self.name)
+        }
     }
 
     fn has(&self, suffix: &str) -> Option<String> {
@@ -71,33 +109,26 @@ impl Scenario {
         self.files.iter().any(|f| f.0 == name).then_some(name)
     }
 
-    /// `fmi-ls-manifest.xml`.
-    pub fn manifest(&self) -> String {
-        let m = &self.model;
+    /// This scenario's `<Experiment>` and `<Related>` elements of the manifest.
+    fn experiment(&self) -> String {
+        let (m, name, at) = (&self.model, &self.name, self.folder());
         let tolerance = self
             .tolerance
             .map_or(String::new(), |t| format!(" tolerance=\"{t:e}\""));
-        let mut experiment = String::new();
+        let mut files = String::new();
         if let Some(par) = self.has("_par.csv") {
-            experiment += &format!("    <Parameters type=\"text/csv\" source=\"{par}\"/>\n");
+            files += &format!("    <Parameters type=\"text/csv\" source=\"{at}{par}\"/>\n");
         }
         if let Some(inputs) = self.has("_in.csv") {
-            experiment += &format!("    <Stimuli type=\"text/csv\" source=\"{inputs}\"/>\n");
+            files += &format!("    <Stimuli type=\"text/csv\" source=\"{at}{inputs}\"/>\n");
         }
-        experiment += &format!("    <References type=\"text/csv\" source=\"{m}_ref.csv\"/>\n");
+        files += &format!("    <References type=\"text/csv\" source=\"{at}{m}_ref.csv\"/>\n");
         format!(
-            r#"<?xml version="1.0" encoding="UTF-8"?>
-<fmiReferences
-  xmlns:fmi-ls="http://fmi-standard.org/fmi-ls-manifest"
-  fmi-ls:fmi-ls-name="org.fmi-standard.fmi-ls-ref"
-  fmi-ls:fmi-ls-version="{LS_VERSION}"
-  fmi-ls:fmi-ls-description="{LS_DESCRIPTION}">
-  <Experiment name="default" description="The default reference scenario of {m}: inputs, parameters and reference outputs"
+            r#"  <Experiment name="{name}" description="The {name} reference scenario of {m}: inputs, parameters and reference outputs"
     startTime="{start:?}" stopTime="{stop:?}" stepSize="{step:?}"{tolerance}>
-{experiment}  </Experiment>
-  <Related type="text/csv" source="{m}_ref.csv" role="result" description="Output of the default experiment"/>
-  <Related type="text/csv" source="{m}_ref.opt" role="configuration" description="Options of the default experiment (StartTime, StopTime, StepSize, RelTol) in the FMI Cross-Check format"/>
-</fmiReferences>
+{files}  </Experiment>
+  <Related type="text/csv" source="{at}{m}_ref.csv" role="result" description="Output of the {name} experiment"/>
+  <Related type="text/csv" source="{at}{m}_ref.opt" role="configuration" description="Options of the {name} experiment (StartTime, StopTime, StepSize, RelTol) in the FMI Cross-Check format"/>
 "#,
             start = self.start,
             stop = self.stop,
@@ -105,23 +136,17 @@ impl Scenario {
         )
     }
 
-    /// (path inside the FMU, contents) of everything this scenario adds to the FMU.
-    pub fn fmu_files(&self) -> Vec<(String, Vec<u8>)> {
-        let mut out = vec![(
-            format!("{DIR}/fmi-ls-manifest.xml"),
-            self.manifest().into_bytes(),
-        )];
-        out.extend(
-            self.files
-                .iter()
-                .map(|(name, bytes)| (format!("{DIR}/{name}"), bytes.clone())),
-        );
-        out
+    /// (path inside the FMU, contents) of this scenario's files.
+    fn files_in_fmu(&self) -> impl Iterator<Item = (String, Vec<u8>)> + '_ {
+        let at = self.folder();
+        self.files
+            .iter()
+            .map(move |(name, bytes)| (format!("{DIR}/{at}{name}"), bytes.clone()))
     }
-
     /// The HTML section with the reference plot: every Real variable of the model that the
     /// reference CSV holds, a panel each, at most four panels per figure.
-    pub fn documentation(&self, md: &ModelDescription) -> Result<String, String> {
+    /// `others`: the names of the further scenarios shipped beside it.
+    pub fn documentation(&self, md: &ModelDescription, others: &[&str]) -> Result<String, String> {
         let m = &self.model;
         let csv = self.has("_ref.csv").expect("read() requires it");
         let bytes = &self.files.iter().find(|f| f.0 == csv).unwrap().1;
@@ -166,13 +191,25 @@ impl Scenario {
         let tolerance = self
             .tolerance
             .map_or(String::new(), |t| format!(", relative tolerance {t:e}"));
+        let further = if others.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = others
+                .iter()
+                .map(|n| format!("<code>{n}/</code>"))
+                .collect();
+            format!(
+                " Further scenarios, each an <code>&lt;Experiment&gt;</code> of the same manifest with its files in a subfolder of that name: {}.",
+                list.join(", ")
+            )
+        };
         Ok(format!(
             r#"<h2 id="reference-result">Reference result</h2>
 <p>The default reference scenario, {start} s to {stop} s with a {step} s communication step{tolerance}:
 each signal of the reference on its own axes. The scenario ships inside this FMU in the layout of
 the FMI layered standard for reference results (FMI-LS-REF), in
 <code>{DIR}/</code>: <code>fmi-ls-manifest.xml</code>, {inputs}{params}<code>{m}_ref.csv</code>
-(reference outputs) and <code>{m}_ref.opt</code> (options).</p>
+(reference outputs) and <code>{m}_ref.opt</code> (options).{further}</p>
 {plots}"#,
             start = self.start,
             stop = self.stop,
@@ -182,6 +219,31 @@ the FMI layered standard for reference results (FMI-LS-REF), in
             plots = plots.concat(),
         ))
     }
+}
+
+/// `fmi-ls-manifest.xml` of several scenarios, the default first.
+pub fn manifest(scenarios: &[Scenario]) -> String {
+    let experiments: String = scenarios.iter().map(Scenario::experiment).collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<fmiReferences
+  xmlns:fmi-ls="http://fmi-standard.org/fmi-ls-manifest"
+  fmi-ls:fmi-ls-name="org.fmi-standard.fmi-ls-ref"
+  fmi-ls:fmi-ls-version="{LS_VERSION}"
+  fmi-ls:fmi-ls-description="{LS_DESCRIPTION}">
+{experiments}</fmiReferences>
+"#
+    )
+}
+
+/// (path inside the FMU, contents) of everything the scenarios add to the FMU.
+pub fn fmu_files(scenarios: &[Scenario]) -> Vec<(String, Vec<u8>)> {
+    let mut out = vec![(
+        format!("{DIR}/fmi-ls-manifest.xml"),
+        manifest(scenarios).into_bytes(),
+    )];
+    out.extend(scenarios.iter().flat_map(Scenario::files_in_fmu));
+    out
 }
 
 /// Puts `section` into the binary's documentation page near its top, after the one-line
@@ -228,20 +290,40 @@ mod tests {
             (s.start, s.stop, s.step, s.tolerance),
             (0.0, 1.0, 0.001, Some(1e-8))
         );
-        let xml = s.manifest();
+        // A further scenario in a subfolder, without inputs; a folder without options is none.
+        let sub = dir.join("ramp");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("M_ref.csv"), "\"time\",\"y\"\n0,0\n2,4\n").unwrap();
+        std::fs::write(
+            sub.join("M_ref.opt"),
+            "StartTime,0.0\nStopTime,2.0\nStepSize,0.01\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("notes")).unwrap();
+        let all = Scenario::read_all(&dir, "M").unwrap();
+        let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["default", "ramp"]);
+        let xml = manifest(&all);
         for needle in [
             r#"fmi-ls:fmi-ls-name="org.fmi-standard.fmi-ls-ref""#,
             r#"fmi-ls:fmi-ls-version="1.0.0-alpha.1""#,
             r#"fmi-ls:fmi-ls-description="Layered Standard providing reference stimuli and results for an FMU.""#,
+            r#"<Experiment name="default""#,
             r#"<Parameters type="text/csv" source="M_par.csv"/>"#,
             r#"<Stimuli type="text/csv" source="M_in.csv"/>"#,
             r#"<References type="text/csv" source="M_ref.csv"/>"#,
             r#"source="M_ref.csv" role="result""#,
             r#"startTime="0.0" stopTime="1.0" stepSize="0.001" tolerance="1e-8""#,
+            r#"<Experiment name="ramp""#,
+            r#"startTime="0.0" stopTime="2.0" stepSize="0.01">"#,
+            r#"<References type="text/csv" source="ramp/M_ref.csv"/>"#,
+            r#"source="ramp/M_ref.opt" role="configuration""#,
         ] {
             assert!(xml.contains(needle), "missing {needle} in\n{xml}");
         }
-        let paths: Vec<String> = s.fmu_files().into_iter().map(|f| f.0).collect();
+        assert_eq!(xml.matches("<Experiment ").count(), 2);
+        assert!(!xml.contains("ramp/M_in.csv"));
+        let paths: Vec<String> = fmu_files(&all).into_iter().map(|f| f.0).collect();
         assert_eq!(
             paths,
             [
@@ -249,15 +331,19 @@ mod tests {
                 "M_in.csv",
                 "M_ref.csv",
                 "M_ref.opt",
-                "M_par.csv"
+                "M_par.csv",
+                "ramp/M_ref.csv",
+                "ramp/M_ref.opt"
             ]
             .map(|f| format!("{DIR}/{f}"))
         );
         // No parameter file: no <Parameters>.
         std::fs::remove_file(dir.join("M_par.csv")).unwrap();
         let s = Scenario::read(&dir, "M").unwrap();
-        assert!(!s.manifest().contains("<Parameters"));
+        assert!(!manifest(&[s]).contains("<Parameters"));
         // Without its reference the scenario is refused, not skipped.
+        std::fs::remove_file(sub.join("M_ref.csv")).unwrap();
+        assert!(Scenario::read_all(&dir, "M").is_err());
         std::fs::remove_file(dir.join("M_ref.csv")).unwrap();
         assert!(Scenario::read(&dir, "M").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
