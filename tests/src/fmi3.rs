@@ -45,7 +45,8 @@ pub struct Fmu3 {
     /// The FMI 3.0 modelDescription.xml as packaged.
     pub xml: String,
     pub api: Api3,
-    _lib: Library,
+    /// The loaded binary; `None` for a model linked into the program ([`Fmu3::in_process`]).
+    _lib: Option<Library>,
     dir: PathBuf,
 }
 
@@ -67,9 +68,27 @@ impl Fmu3 {
                 md,
                 xml,
                 api,
-                _lib: lib,
+                _lib: Some(lib),
                 dir,
             }
+        }
+    }
+
+    /// A model linked into this program: its FMI 2.0 description, its FMI 3.0 one and a table
+    /// of its functions (the fuzzer's, `fuzz/`).
+    pub fn in_process(md: ModelDescription, xml: String, api: Api3) -> Fmu3 {
+        let dir = std::env::temp_dir().join(format!(
+            "fmu3-in-process-{}-{}",
+            std::process::id(),
+            UNPACKED.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::create_dir_all(&dir);
+        Fmu3 {
+            md,
+            xml,
+            api,
+            _lib: None,
+            dir,
         }
     }
 

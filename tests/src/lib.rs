@@ -5,6 +5,7 @@
 pub mod fmi3;
 pub mod ode;
 pub mod scenario;
+pub mod sequence;
 pub mod state_bytes;
 
 use libloading::Library;
@@ -148,7 +149,8 @@ static UNPACKED: AtomicUsize = AtomicUsize::new(0);
 pub struct Fmu {
     pub md: ModelDescription,
     pub api: Api,
-    _lib: Library,
+    /// The loaded binary; `None` for a model linked into the program ([`Fmu::in_process`]).
+    _lib: Option<Library>,
     dir: PathBuf,
 }
 
@@ -190,9 +192,26 @@ impl Fmu {
             Ok(Fmu {
                 md,
                 api,
-                _lib: lib,
+                _lib: Some(lib),
                 dir,
             })
+        }
+    }
+
+    /// A model linked into this program: its description and a table of its functions (the
+    /// fuzzer's, `fuzz/`). Its resource location is an empty directory of its own.
+    pub fn in_process(md: ModelDescription, api: Api) -> Fmu {
+        let dir = std::env::temp_dir().join(format!(
+            "fmu-in-process-{}-{}",
+            std::process::id(),
+            UNPACKED.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::create_dir_all(dir.join("resources"));
+        Fmu {
+            md,
+            api,
+            _lib: None,
+            dir,
         }
     }
 

@@ -3,8 +3,8 @@
 //! random call sequences, many instances and many threads. Every call must return a status;
 //! nothing may crash, hang or leak.
 
-use fmu_harness::state_bytes::{crafted, value};
-use fmu_harness::{Fmu, Instance, DISCARD, ERROR, OK, WARNING};
+use fmu_harness::sequence::{fmi2_sequence, memcheck, Rng};
+use fmu_harness::{Fmu, Instance, ERROR, OK};
 use model_description::{Causality, VariableType};
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::{null, null_mut};
@@ -32,11 +32,6 @@ fn passed(test: &str, what: String) {
         format!("{what}\n{}\n", models.join(", ")),
     )
     .expect("write the test's record");
-}
-
-/// Set by `cargo xtask memcheck`, which runs this file under valgrind.
-fn memcheck() -> bool {
-    std::env::var_os("FMU_MEMCHECK").is_some()
 }
 
 fn reals(fmu: &Fmu, causality: Causality) -> Vec<(String, u32)> {
@@ -359,358 +354,35 @@ fn truncated_and_corrupted_states_are_rejected() {
     passed("truncated_and_corrupted_states_are_rejected", "every truncation and every single-byte corruption of a serialized state, another model's state".into());
 }
 
-/// A small deterministic generator, so that a failing sequence can be replayed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn value(&mut self) -> f64 {
-        match self.below(10) {
-            0 => f64::NAN,
-            1 => f64::INFINITY,
-            2 => -1e300,
-            3 => 0.0,
-            4 => -1.0,
-            _ => (self.below(2000) as f64 - 1000.0) / 100.0,
-        }
-    }
-}
-
-/// Seeds 1..=20 always run (a replayable regression set). With `FMU_FUZZ_SECONDS=n`, fresh
-/// seeds follow until n seconds have passed; the base seed is printed (and can be fixed with
-/// `FMU_FUZZ_SEED`) so a failure can be replayed. `cargo xtask test` fuzzes for a bounded time.
+/// Seeds 1..=20 of the call sequences (`fmu_harness::sequence`), through every packaged FMU:
+/// a replayable regression set, also run under valgrind by `cargo xtask memcheck`. The
+/// coverage-guided fuzzer (`fuzz/`, `cargo xtask fuzz`) draws further sequences from its inputs.
 #[test]
 fn random_call_sequences_always_return_a_status() {
     let _serial = serial();
-    let budget = std::env::var("FMU_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .unwrap_or(0.0);
-    let base = std::env::var("FMU_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        });
     let fmus = Fmu::all();
-    for seed in 1..=20u64 {
+    for seed in 1..=SEEDS {
         for fmu in &fmus {
-            random_sequence(fmu, seed);
+            fmi2_sequence(
+                fmu,
+                &mut Rng::seeded(seed),
+                SEQUENCE,
+                &format!("seed {seed}"),
+            );
         }
-    }
-    let mut runs = 0u64;
-    if budget > 0.0 {
-        eprintln!("fuzzing for {budget} s from FMU_FUZZ_SEED={base}");
-        let start = std::time::Instant::now();
-        while start.elapsed().as_secs_f64() < budget {
-            for fmu in &fmus {
-                random_sequence(fmu, base.wrapping_add(runs) | 1);
-            }
-            runs += 1;
-        }
-        eprintln!("fuzzed {runs} seeds per FMU, {} calls each", SEQUENCE);
     }
     passed(
         "random_call_sequences_always_return_a_status",
         format!(
             "random call sequences of {SEQUENCE} calls of the CS and ME APIs on CS and ME \
-             instances, with random values: seeds 1 to 20, then fresh seeds for {budget} s, on \
-             every FMU"
+             instances, with random values (outputs finite after every accepted step): seeds 1 \
+             to {SEEDS}, on every FMU"
         ),
     );
 }
 
 const SEQUENCE: usize = 200;
-
-/// Every Real variable as a getter sees it: its status and bits. A rejected call must leave
-/// every readable value unchanged.
-fn observable(inst: &Instance) -> Vec<(c_int, u64)> {
-    inst.fmu
-        .md
-        .model_variables
-        .iter()
-        .filter(|v| matches!(v.kind, VariableType::Real { .. }))
-        .map(|v| {
-            let mut x = [0.0];
-            let status = inst.get_real(&[v.value_reference], &mut x);
-            (status, x[0].to_bits())
-        })
-        .collect()
-}
-
-/// A Co-Simulation or a Model Exchange instance, as the fuzzer draws it.
-fn fuzz_instance<'a>(fmu: &'a Fmu, rng: &mut Rng) -> Instance<'a> {
-    if rng.below(2) == 0 {
-        fmu.instantiate("fuzz")
-    } else {
-        fmu.instantiate_me("fuzz")
-    }
-}
-
-/// One random call sequence of every kind of call of the FMI 2.0 CS and ME APIs, on CS and ME
-/// instances, with random values and random value references. Every call must return a
-/// status, no call may take more than 10 s (a hang), and a call that returns fmi2Error must
-/// change no value a getter can see.
-fn random_sequence(fmu: &Fmu, seed: u64) {
-    let allowed = [OK, WARNING, DISCARD, ERROR];
-    let name = &fmu.md.model_name;
-    let n_vars = fmu.md.model_variables.len() as u64;
-    let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
-    let mut inst = fuzz_instance(fmu, &mut rng);
-    let n_states = fmu.states();
-    let n_indicators = fmu.md.number_of_event_indicators;
-    let mut t = 0.0;
-    let mut states = Vec::new();
-    let categories = [
-        c"logEvents".as_ptr(),
-        c"logStatusError".as_ptr(),
-        c"bogus".as_ptr(),
-    ];
-    let text = c"text".as_ptr();
-    for _ in 0..SEQUENCE {
-        let began = std::time::Instant::now();
-        let before = observable(&inst);
-        let vrs = [rng.below(n_vars + 2) as u32, rng.below(n_vars + 2) as u32];
-        let c = inst.c;
-        let api = &fmu.api;
-        let kind = rng.below(37);
-        let status = match kind {
-            0 => inst.setup_experiment(Some(1e-6), 0.0, None),
-            1 => inst.enter_initialization_mode(),
-            2 => inst.exit_initialization_mode(),
-            3..=5 => {
-                let h = [1e-3, 1e-2, 0.1, -1.0, 0.0][rng.below(5) as usize];
-                // Now and then a communication point that does not match.
-                let at = if rng.below(8) == 0 { t + 0.5 } else { t };
-                let s = inst.do_step(at, h);
-                if s == OK {
-                    t += h;
-                }
-                s
-            }
-            6 | 7 => {
-                let vr = rng.below(n_vars + 2) as u32;
-                inst.set_real(&[vr], &[rng.value()])
-            }
-            8 => {
-                let mut v = [0.0; 3];
-                let vrs = [0, 1, rng.below(n_vars + 2) as u32];
-                inst.get_real(&vrs, &mut v)
-            }
-            9 => inst.reset(),
-            10 => inst.terminate(),
-            11 => {
-                let (s, st) = inst.get_state();
-                if s == OK {
-                    states.push(st);
-                }
-                s
-            }
-            12 => match states.pop() {
-                Some(st) => {
-                    let s = inst.set_state(&st);
-                    inst.free_state(st);
-                    s
-                }
-                None => OK,
-            },
-            13 => {
-                let (vr, value) = (rng.below(n_vars + 2) as u32, rng.below(40) as i32 - 20);
-                unsafe { (fmu.api.set_integer)(inst.c, &vr, 1, &value) }
-            }
-            14 => match states.last() {
-                // A serialized state with one random byte changed, cut short, or with one
-                // value changed and its checksum made right (crafted).
-                Some(st) => match inst.serialize(st) {
-                    Ok(mut bytes) => {
-                        let i = rng.below(bytes.len() as u64) as usize;
-                        match rng.below(3) {
-                            0 => bytes[i] ^= 1 << rng.below(8),
-                            1 => bytes.truncate(i),
-                            _ => {
-                                let vr = rng.below(n_vars) as u32;
-                                let x = match rng.below(3) {
-                                    0 => rng.value(),
-                                    1 => value(&bytes, vr) + rng.below(3) as f64 - 1.0,
-                                    _ => value(&bytes, vr) * 10.0,
-                                };
-                                bytes = crafted(&bytes, &[(vr, x)]);
-                            }
-                        }
-                        let (s, st) = inst.deserialize(&bytes);
-                        if s == OK {
-                            states.push(st);
-                        }
-                        s
-                    }
-                    Err(s) => s,
-                },
-                None => OK,
-            },
-            15 | 16 => {
-                let vr = rng.below(n_vars) as u32;
-                inst.set_input_derivatives(&[vr], &[1], &[rng.value()])
-            }
-            17 => {
-                let mut v = [0; 2];
-                unsafe { (api.get_integer)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
-            }
-            18 => {
-                let mut v = [0; 2];
-                unsafe { (api.get_boolean)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
-            }
-            19 => {
-                let mut v = [null(); 2];
-                unsafe { (api.get_string)(c, vrs.as_ptr(), 2, v.as_mut_ptr()) }
-            }
-            20 => {
-                let v = [rng.below(2) as c_int];
-                unsafe { (api.set_boolean)(c, vrs.as_ptr(), 1, v.as_ptr()) }
-            }
-            21 => unsafe { (api.set_string)(c, vrs.as_ptr(), 1, &text) },
-            22 => {
-                let n = rng.below(4) as usize;
-                let on = rng.below(2) as c_int;
-                unsafe { (api.set_debug_logging)(c, on, n.min(3), categories.as_ptr()) }
-            }
-            23 => {
-                // fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated.
-                let kind = rng.below(4) as c_int;
-                let (mut i, mut x, mut p) = (0, 0.0, null());
-                match rng.below(5) {
-                    0 => unsafe { (api.get_status)(c, kind, &mut i) },
-                    1 => unsafe { (api.get_real_status)(c, kind, &mut x) },
-                    2 => unsafe { (api.get_integer_status)(c, kind, &mut i) },
-                    3 => unsafe { (api.get_boolean_status)(c, kind, &mut i) },
-                    _ => unsafe { (api.get_string_status)(c, kind, &mut p) },
-                }
-            }
-            24 => unsafe { (api.cancel_step)(c) },
-            25 => {
-                let (seed, mut out) = ([1.0], [0.0]);
-                unsafe {
-                    (api.get_directional_derivative)(
-                        c,
-                        vrs.as_ptr(),
-                        1,
-                        vrs[1..].as_ptr(),
-                        1,
-                        seed.as_ptr(),
-                        out.as_mut_ptr(),
-                    )
-                }
-            }
-            26 => {
-                let (order, mut out) = ([1 + rng.below(2) as c_int], [0.0]);
-                unsafe {
-                    (api.get_real_output_derivatives)(
-                        c,
-                        vrs.as_ptr(),
-                        1,
-                        order.as_ptr(),
-                        out.as_mut_ptr(),
-                    )
-                }
-            }
-            // Model Exchange calls (refused on a CS instance).
-            27 => {
-                let time = [t + 1e-3, t, f64::NAN, -1.0][rng.below(4) as usize];
-                inst.set_time(time)
-            }
-            28 | 29 => {
-                // The current states moved a little, now and then a wrong length or a NaN.
-                let (_, mut x) = inst.continuous_states();
-                for v in x.iter_mut() {
-                    *v += 1e-3 * rng.value().clamp(-1.0, 1.0);
-                }
-                match rng.below(6) {
-                    0 => x.push(0.0),
-                    1 if !x.is_empty() => x[0] = f64::NAN,
-                    _ => {}
-                }
-                inst.set_continuous_states(&x)
-            }
-            30 => {
-                // A getter of states, derivatives, indicators or nominals, sometimes too short.
-                let which = rng.below(4);
-                let n = if which == 2 { n_indicators } else { n_states };
-                let n = n.saturating_sub(rng.below(2) as usize);
-                let mut v = vec![0.0; n];
-                let f = [
-                    api.get_continuous_states,
-                    api.get_derivatives,
-                    api.get_event_indicators,
-                    api.get_nominals_of_continuous_states,
-                ][which as usize];
-                unsafe { f(c, v.as_mut_ptr(), n) }
-            }
-            31 => inst.enter_event_mode(),
-            32 | 33 => {
-                if rng.below(8) == 0 {
-                    unsafe { (api.new_discrete_states)(c, std::ptr::null_mut()) }
-                } else {
-                    inst.new_discrete_states().0
-                }
-            }
-            34 => inst.enter_continuous_time_mode(),
-            35 => inst.completed_integrator_step().0,
-            _ => {
-                // Free the instance mid-sequence (its states first) and go on with a new one.
-                for st in states.drain(..) {
-                    inst.free_state(st);
-                }
-                inst = fuzz_instance(fmu, &mut rng);
-                t = 0.0;
-                continue;
-            }
-        };
-        assert!(
-            allowed.contains(&status),
-            "{name} seed {seed}: status {status}\n{}",
-            inst.log_text()
-        );
-        if status == ERROR {
-            let after = observable(&inst);
-            // A failed computation may move the instance to the Error state, where getters
-            // that were refused work: judge the values readable before and after.
-            let changed: Vec<_> = (0..after.len())
-                .filter(|&i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i])
-                .collect();
-            assert!(
-                changed.is_empty(),
-                "{name} seed {seed}: call kind {kind} returned fmi2Error and changed values \
-                 {changed:?}: {:?} -> {:?}\n{}",
-                changed.iter().map(|&i| before[i]).collect::<Vec<_>>(),
-                changed.iter().map(|&i| after[i]).collect::<Vec<_>>(),
-                inst.log_text()
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-        }
-        // Under valgrind everything is ~50 times slower; the bound is for native runs.
-        assert!(
-            memcheck() || began.elapsed().as_secs_f64() < 10.0,
-            "{name} seed {seed}: a call took {:?}",
-            began.elapsed()
-        );
-    }
-    for st in states {
-        inst.free_state(st);
-    }
-}
+const SEEDS: u64 = 20;
 
 /// glibc's heap statistics (`mallinfo2`, glibc 2.33+), over all arenas: the bytes the process
 /// holds through malloc, including what the FMU's binary allocates. Unlike RSS it does not hide

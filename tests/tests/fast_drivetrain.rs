@@ -796,3 +796,39 @@ fn impossible_parameters_are_refused_naming_them() {
     locked.ratios[2] = vec![1.0; 4];
     refused(&locked, &[], &["rho[3,1] = 1", "in gear 3", "degenerate"]);
 }
+
+/// A casing turning at 1e160 rad/s is a finite input the model accepts, but its kinetic
+/// energy, alpha omega^2 / 2, overflows to inf. A getter then returns fmi2Error naming the
+/// output, its value, the time and the inputs; so does the step, which changes nothing (the
+/// instance keeps the values it had). The random call sequences found it (E_kin = inf after an
+/// accepted step).
+#[test]
+fn an_output_that_overflows_is_refused_by_getters_and_the_step() {
+    let names = ["theta_ds", "w_ds", "p", "E_kin"];
+    let fmu = Fmu::load(MODEL);
+    let inst = fmu.instantiate("overflow");
+    inst.initialize(0.0, None, &[]);
+    assert_eq!(inst.set("tau_eng", 5.0), OK);
+    assert_eq!(inst.do_step(0.0, H), OK);
+    let before: Vec<f64> = names.iter().map(|n| inst.real(n)).collect();
+    assert_eq!(inst.set("omega_x", 1e160), OK, "{}", inst.log_text());
+    let mut x = [0.0];
+    assert_eq!(inst.get_real(&[fmu.vr("E_kin")], &mut x), ERROR);
+    let log = inst.log_text();
+    assert!(
+        log.contains(&format!("t = {H}: E_kin = inf is not a finite number"))
+            && log.contains("omega_x = 1e160"),
+        "{log}"
+    );
+    assert_eq!(inst.do_step(H, H), ERROR);
+    let log = inst.log_text();
+    assert!(
+        log.contains(&format!(
+            "step from t = {H} failed: t = {}: E_kin = inf",
+            2.0 * H
+        )),
+        "{log}"
+    );
+    let after: Vec<f64> = names.iter().map(|n| inst.real(n)).collect();
+    assert_eq!(before, after, "the refused step moved the instance");
+}

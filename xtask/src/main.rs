@@ -37,11 +37,12 @@ commands:
   test       the whole suite: package, cargo test, docs-check, fuzz, memcheck, the checks' own
              tests, validate, example, scaffold-check
 
-validate, docs-check, memcheck, example and fuzz package first (add --host-only for a linux64-only package;
+validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
   example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
-  fuzz [s]   random call sequences with random values on every FMU for s seconds (default 60)
+  fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
+             and FMI 3.0 calls in-process, for s seconds (default 60)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions
@@ -82,10 +83,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
-        Some("fuzz") => packaged(&args, || {
-            let seconds = args.get(1).filter(|a| !a.starts_with("--"));
-            fuzz(seconds.map_or("60", String::as_str))
-        }),
+        Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
         Some("memcheck") => packaged(&args, memcheck),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
         Some("references") => references(),
@@ -240,17 +238,98 @@ fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
         .env("PATH", path_with(&root.join(".venv/bin"))))
 }
 
-/// The random call sequences of the abuse suite, with fresh seeds for `seconds`; the base seed
-/// is printed, and `FMU_FUZZ_SEED` replays it.
+/// The coverage-guided fuzzer (`fuzz/`): libFuzzer on every model's FMI 2.0 and FMI 3.0 C ABI
+/// in-process, for `seconds`, from the checked-in corpus (`fuzz/corpus/fmi_calls`, read only)
+/// and what earlier runs found (`target/fuzz/corpus`, where new inputs go). Built as cargo-fuzz
+/// builds (sanitizer coverage, 8-bit counters, compare tracing) with AddressSanitizer, whose
+/// LeakSanitizer makes a leak a failure; the stable compiler takes `-Zsanitizer` with
+/// RUSTC_BOOTSTRAP=1. A failure leaves its input in `target/fuzz/artifacts/`; replay it with
+/// `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs up to 512 bytes from
+/// the start (`-len_control=0`): a sequence deep enough to matter (initialize, snapshot, restore,
+/// switch modes) takes a few dozen bytes, which libFuzzer's slow growth of lengths reaches late.
 fn fuzz(seconds: &str) -> Result<(), String> {
     seconds
-        .parse::<f64>()
-        .map_err(|_| format!("fuzz: '{seconds}' is not a number of seconds"))?;
+        .parse::<u64>()
+        .map_err(|_| format!("fuzz: '{seconds}' is not a whole number of seconds"))?;
+    let root = root();
+    fuzz_test(&root, true)?;
+    let binary = fuzz_build()?;
+    let scratch = root.join("target/fuzz/corpus");
+    let artifacts = root.join("target/fuzz/artifacts");
+    for dir in [&scratch, &artifacts] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    run(Command::new(binary)
+        .arg(&scratch)
+        .arg(root.join("fuzz/corpus/fmi_calls"))
+        .arg(format!("-max_total_time={seconds}"))
+        .args([
+            "-max_len=512",
+            "-len_control=0",
+            "-timeout=10",
+            "-rss_limit_mb=4096",
+        ])
+        .arg("-print_final_stats=1")
+        .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .current_dir(&root))?;
+    // What ran, for docs/validation.md (beside the abuse suite's records).
+    let models: Vec<String> = components::components()?
+        .into_iter()
+        .map(|c| c.model)
+        .collect();
+    let record = root.join("target/abuse-results/coverage_guided_fuzzing.native.txt");
+    std::fs::create_dir_all(root.join("target/abuse-results")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        &record,
+        format!(
+            "coverage-guided fuzzing (libFuzzer, AddressSanitizer and LeakSanitizer; fuzz/) of \
+             call sequences of the FMI 2.0 and FMI 3.0 APIs of every model in-process, from \
+             the checked-in corpus, for {seconds} s: no crash, hang, leak or failed oracle\n{}\n",
+            models.join(", ")
+        ),
+    )
+    .map_err(|e| format!("{}: {e}", record.display()))
+}
+
+/// The fuzzer's own test, uninstrumented: it links every component of the workspace at `root`.
+pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
     run(Command::new(env!("CARGO"))
-        .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse"])
-        .args(["random_call_sequences", "--", "--nocapture"])
-        .env("FMU_FUZZ_SECONDS", seconds)
-        .current_dir(root()))
+        .args(["test", "--release", "--lib"])
+        .args(locked.then_some("--locked"))
+        .arg("--manifest-path")
+        .arg(root.join("fuzz/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .current_dir(root))
+}
+
+/// The libFuzzer binary of `fuzz/`, built with cargo-fuzz's instrumentation and ASan.
+fn fuzz_build() -> Result<PathBuf, String> {
+    const TRIPLE: &str = "x86_64-unknown-linux-gnu";
+    let root = root();
+    let flags = [
+        "-Cpasses=sancov-module",
+        "-Cllvm-args=-sanitizer-coverage-level=4",
+        "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
+        "-Cllvm-args=-sanitizer-coverage-pc-table",
+        "-Cllvm-args=-sanitizer-coverage-trace-compares",
+        "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
+        "-Cllvm-args=-sanitizer-coverage-stack-depth",
+        "--cfg fuzzing",
+        "-Zsanitizer=address",
+        "-Cdebug-assertions",
+        "-Ccodegen-units=1",
+    ];
+    // --target keeps the flags off build scripts, as cargo-fuzz does.
+    run(Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked", "--bin", "fmi_calls"])
+        .args(["--target", TRIPLE])
+        .arg("--manifest-path")
+        .arg(root.join("fuzz/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .env("RUSTFLAGS", flags.join(" "))
+        .env("RUSTC_BOOTSTRAP", "1")
+        .current_dir(&root))?;
+    Ok(root.join(format!("target/fuzz/{TRIPLE}/release/fmi_calls")))
 }
 
 /// The examples with their checks; each rewrites its plot and results.json.
@@ -314,7 +393,44 @@ fn memcheck() -> Result<(), String> {
         .current_dir(root()))
 }
 
+/// What `git status` and `git diff` say of the tree: a test run must leave it as it found it.
+fn tree_state(root: &Path) -> Result<String, String> {
+    let mut state = String::new();
+    for args in [
+        &["status", "--porcelain=v1"][..],
+        &["diff", "--no-ext-diff"][..],
+    ] {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .map_err(|e| format!("git {}: {e}", args[0]))?;
+        state += &String::from_utf8_lossy(&out.stdout);
+    }
+    Ok(state)
+}
+
 fn test() -> Result<(), String> {
+    let before = tree_state(&root())?;
+    everything()?;
+    let after = tree_state(&root())?;
+    if after != before {
+        let status = Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(root())
+            .output()
+            .map_err(|e| e.to_string())?;
+        return Err(format!(
+            "the test run changed the tree (results that change from run to run belong under \
+             target/; committed ones must be regenerated and committed):\n{}",
+            String::from_utf8_lossy(&status.stdout)
+        ));
+    }
+    Ok(())
+}
+
+/// The whole suite.
+fn everything() -> Result<(), String> {
     venv()?;
     package::package(Platforms::All, None)?;
     run(Command::new(env!("CARGO"))

@@ -6,7 +6,7 @@
 //! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
 //! workspace (under `target/scaffold/`), packages it for both platforms and validates it.
 
-use crate::{root, run, venv};
+use crate::{fuzz_test, root, run, venv};
 use std::path::Path;
 use std::process::Command;
 
@@ -95,6 +95,17 @@ pub fn new(root: &Path, name: &str) -> Result<(), String> {
         "    print(\"reference-fmus: written\")",
         &format!("    {module}()\n"),
     )?;
+    // The coverage-guided fuzzer links every model.
+    insert_before(
+        &root.join("fuzz/Cargo.toml"),
+        "# Not a member of the main workspace",
+        &fill("{crate} = { path = \"../fmu/{module}\" }\n"),
+    )?;
+    insert_before(
+        &root.join("fuzz/src/lib.rs"),
+        "            // cargo xtask new adds a component above this line.",
+        &fill("            load::<{module}::{Name}>(),\n"),
+    )?;
     let readme = root.join("README.md");
     insert_after_table(&readme, &fill(README_ROW))?;
     insert_before(
@@ -181,6 +192,8 @@ pub fn check() -> Result<(), String> {
     run(Command::new(env!("CARGO"))
         .args(["test", "-p", "scaffolded", "--test", "in_process"])
         .current_dir(&copy))?;
+    // A new component changes fuzz/Cargo.lock: not --locked.
+    fuzz_test(&copy, false)?;
     run(Command::new(env!("CARGO"))
         .args(["xtask", "validate", "--only", name])
         .current_dir(&copy))

@@ -187,8 +187,12 @@ impl<M: Model> Instance<M> {
             Ended::Event(t) | Ended::Paused(t) => t,
         };
         integrator.apply_inputs(&mut self.model, t_reached);
-        self.step_size = trial_step;
         self.model.update_outputs(t_reached);
+        if let Some(why) = self.outputs_not_finite() {
+            self.model = before;
+            return self.failed(format!("step from t = {tc} failed: t = {t_reached}: {why}"));
+        }
+        self.step_size = trial_step;
         self.dirty = false;
         self.time = t_reached;
         self.last_successful_time = t_reached;

@@ -6,6 +6,7 @@
 
 /// Exports the whole FMI 2.0 and FMI 3.0 APIs, Co-Simulation and Model Exchange, for a model
 /// type, and the texts the xtask packages (both modelDescription.xml files, the documentation).
+#[cfg(not(feature = "no-export"))]
 #[macro_export]
 macro_rules! export_fmu {
     ($model:ty) => {
@@ -50,6 +51,14 @@ macro_rules! export_fmu {
             }
         }
     };
+}
+
+/// With the feature `no-export` a model exports nothing, so that several models link into one
+/// program (the fuzzer, which calls `__export::ffi` for each model itself).
+#[cfg(feature = "no-export")]
+#[macro_export]
+macro_rules! export_fmu {
+    ($model:ty) => {};
 }
 
 /// One `#[no_mangle]` function per entry of the FMI 2.0 list, for `$model`.

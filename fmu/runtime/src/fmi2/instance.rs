@@ -16,7 +16,7 @@ use super::logger::{Category, Logger, Status, DISCARD, OK};
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
-use crate::variables::{Access, Phase, Var};
+use crate::variables::{Access, Causality, Phase, Var};
 
 /// The states of the FMI 2.0 state machines: Co-Simulation (StepComplete, StepFailed,
 /// StepCanceled; fmi2StepInProgress never occurs: doStep is synchronous) and Model Exchange
@@ -203,12 +203,22 @@ pub struct Instance<M: Model> {
     /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): an FMU state taken
     /// there may be restored.
     pub(crate) co_simulation_event_mode: bool,
+    /// The Real outputs, by index in `vars`: each must be finite after a step.
+    pub(crate) real_outputs: Vec<usize>,
 }
 
 impl<M: Model> Instance<M> {
     pub fn new(logger: Logger, interface: Interface) -> Self {
         let vars = M::variables();
         let n = vars.len();
+        let real_outputs = vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| {
+                v.causality == Causality::Output && matches!(v.access, Access::Real { .. })
+            })
+            .map(|(i, _)| i)
+            .collect();
         Instance {
             logger,
             state: FmiState::Instantiated,
@@ -229,6 +239,7 @@ impl<M: Model> Instance<M> {
             outside: false,
             scratch: Vec::new(),
             co_simulation_event_mode: false,
+            real_outputs,
         }
     }
 
@@ -358,8 +369,8 @@ impl<M: Model> Instance<M> {
             }
             return result;
         }
+        let before = self.model.clone();
         self.model.update_outputs(self.time);
-        self.dirty = false;
         if self.interface == Interface::ModelExchange {
             // An importer's trial states may lie outside the model's domain (a CVT sheave far
             // beyond its travel): there the outputs are not defined, and the getters say so.
@@ -369,7 +380,49 @@ impl<M: Model> Instance<M> {
             self.outside = dx.iter().any(|v| !v.is_finite());
             self.scratch = dx;
         }
-        Ok(())
+        match self.outputs_not_finite() {
+            // The outputs stay as they were, and dirty: every getter says so until the inputs
+            // change.
+            Some(why) if !self.outside => {
+                self.model = before;
+                Err(format!("t = {}: {why}", self.time))
+            }
+            _ => {
+                self.dirty = false;
+                Ok(())
+            }
+        }
+    }
+
+    /// Finite inputs can still overflow what the model computes from them (1e160 rad/s squared
+    /// in a kinetic energy): the first Real output that is not finite, and the inputs.
+    pub(crate) fn outputs_not_finite(&self) -> Option<String> {
+        let output = self
+            .real_outputs
+            .iter()
+            .find_map(|&i| match self.vars[i].access {
+                Access::Real { get, .. } if !get(&self.model).is_finite() => Some(format!(
+                    "{} = {}",
+                    self.vars[i].name,
+                    number(get(&self.model))
+                )),
+                _ => None,
+            })?;
+        let inputs: Vec<String> = self
+            .vars
+            .iter()
+            .filter(|v| v.causality == Causality::Input)
+            .filter_map(|v| match v.access {
+                Access::Real { get, .. } => {
+                    Some(format!("{} = {}", v.name, number(get(&self.model))))
+                }
+                _ => None,
+            })
+            .collect();
+        Some(format!(
+            "{output} is not a finite number: the inputs ({}) or the states have left what the model can represent",
+            inputs.join(", ")
+        ))
     }
 
     /// fmi2Discard, with the reason logged, where the states set by a Model Exchange importer
@@ -487,5 +540,14 @@ pub(crate) fn step_error_text(e: &StepError) -> String {
     match e {
         StepError::Invalid(t, inv) => format!("t = {t}: {inv}"),
         StepError::Solver(t, msg) => format!("t = {t}: {msg}"),
+    }
+}
+
+/// A value as a message shows it: huge and tiny ones in exponent form (1e160, not 161 digits).
+fn number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }

@@ -1,0 +1,10 @@
+//! libFuzzer target: each input is one call sequence of one model through one FMI API
+//! (`fmu_fuzz::run`). A failed oracle panics, which libFuzzer reports as a crash with the input.
+#![no_main]
+
+use fmu_harness::sequence::Bytes;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    fmu_fuzz::run(&mut Bytes::new(data), "fuzz input");
+});
