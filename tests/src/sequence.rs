@@ -116,6 +116,45 @@ impl Choices for Bytes<'_> {
     }
 }
 
+/// The oracles of one call (`what`): an allowed status, never Fatal; a call refused with Error
+/// changed no value a getter reads (`before`, and `after` it); no call takes 10 s (a hang),
+/// outside valgrind, where everything is ~50 times slower.
+fn judge(
+    what: &str,
+    status: c_int,
+    before: &[(c_int, u64)],
+    after: impl FnOnce() -> Vec<(c_int, u64)>,
+    log: impl Fn() -> String,
+    began: std::time::Instant,
+) {
+    assert!(
+        [OK, WARNING, DISCARD, ERROR].contains(&status),
+        "{what} returned {status}\n{}",
+        log()
+    );
+    if status == ERROR {
+        // A failed computation may move the instance to the Error state, where getters that
+        // were refused work: judge the values readable before and after.
+        let after = after();
+        let changed: Vec<_> = (0..after.len())
+            .filter(|&i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i])
+            .collect();
+        let last: Vec<String> = log().lines().rev().take(5).map(String::from).collect();
+        assert!(
+            changed.is_empty(),
+            "{what} returned Error and changed values {changed:?}: {:?} -> {:?}\n{}",
+            changed.iter().map(|&i| before[i]).collect::<Vec<_>>(),
+            changed.iter().map(|&i| after[i]).collect::<Vec<_>>(),
+            last.join("\n")
+        );
+    }
+    assert!(
+        memcheck() || began.elapsed().as_secs_f64() < 10.0,
+        "{what} took {:?}",
+        began.elapsed()
+    );
+}
+
 /// Every Real output reads OK and is finite, after an accepted step.
 fn outputs_finite(md: &ModelDescription, get: impl Fn(u32) -> (c_int, f64)) -> Result<(), String> {
     for v in &md.model_variables {
@@ -158,7 +197,6 @@ fn fuzz_instance<'a>(fmu: &'a Fmu, rng: &mut impl Choices) -> Instance<'a> {
 /// instances, with values and value references from `rng`; panics with `label` and the log
 /// where an oracle fails.
 pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &str) {
-    let allowed = [OK, WARNING, DISCARD, ERROR];
     let name = &fmu.md.model_name;
     let n_vars = fmu.md.model_variables.len() as u64;
     let mut inst = fuzz_instance(fmu, rng);
@@ -382,37 +420,14 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
                 continue;
             }
         };
-        assert!(
-            allowed.contains(&status),
-            "{name} {label}: status {status}\n{}",
-            inst.log_text()
-        );
-        if status == ERROR {
-            let after = observable(&inst);
-            // A failed computation may move the instance to the Error state, where getters
-            // that were refused work: judge the values readable before and after.
-            let changed: Vec<_> = (0..after.len())
-                .filter(|&i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i])
-                .collect();
-            assert!(
-                changed.is_empty(),
-                "{name} {label}: call kind {kind} returned fmi2Error and changed values \
-                 {changed:?}: {:?} -> {:?}\n{}",
-                changed.iter().map(|&i| before[i]).collect::<Vec<_>>(),
-                changed.iter().map(|&i| after[i]).collect::<Vec<_>>(),
-                inst.log_text()
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-        }
-        // Under valgrind everything is ~50 times slower; the bound is for native runs.
-        assert!(
-            memcheck() || began.elapsed().as_secs_f64() < 10.0,
-            "{name} {label}: a call took {:?}",
-            began.elapsed()
+        let what = format!("{name} {label}: call kind {kind}");
+        judge(
+            &what,
+            status,
+            &before,
+            || observable(&inst),
+            || inst.log_text(),
+            began,
         );
     }
     for st in states {
@@ -426,7 +441,6 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
 pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &str) {
     let md = &fmu3.md;
     let name = &md.model_name;
-    let allowed = [OK, WARNING, DISCARD, ERROR];
     let n_vars = md.model_variables.len() as u64;
     let n_states = md.model_structure.derivatives.len();
     let n_indicators = md.number_of_event_indicators;
@@ -586,32 +600,14 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
                 }
             }
         };
-        assert!(
-            allowed.contains(&status),
-            "{name} {label}: call kind {kind} returned {status}\n{}",
-            inst.log_text()
-        );
-        if status == ERROR {
-            let after = observe(&inst);
-            // A failed computation may move the instance to the Error state, where getters
-            // that were refused work: judge the values readable before and after.
-            let changed = (0..after.len())
-                .any(|i| before[i].0 == OK && after[i].0 == OK && after[i] != before[i]);
-            assert!(
-                !changed,
-                "{name} {label}: call kind {kind} returned fmi3Error and changed a value\n{}",
-                inst.log_text()
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-        }
-        assert!(
-            memcheck() || began.elapsed().as_secs_f64() < 10.0,
-            "{name} {label}: a call took {:?}",
-            began.elapsed()
+        let what = format!("{name} {label}: call kind {kind}");
+        judge(
+            &what,
+            status,
+            &before,
+            || observe(&inst),
+            || inst.log_text(),
+            began,
         );
     }
     for st in states {

@@ -205,6 +205,9 @@ pub struct Instance<M: Model> {
     pub(crate) co_simulation_event_mode: bool,
     /// The Real outputs, by index in `vars`: each must be finite after a step.
     pub(crate) real_outputs: Vec<usize>,
+    /// Why the outputs computed for the values set last are not finite (getters refuse them
+    /// until a value changes).
+    pub(crate) unrepresentable: Option<String>,
 }
 
 impl<M: Model> Instance<M> {
@@ -240,6 +243,7 @@ impl<M: Model> Instance<M> {
             scratch: Vec::new(),
             co_simulation_event_mode: false,
             real_outputs,
+            unrepresentable: None,
         }
     }
 
@@ -256,6 +260,7 @@ impl<M: Model> Instance<M> {
         self.step_size = f64::NAN;
         self.event_updates = 0;
         self.outside = false;
+        self.unrepresentable = None;
     }
 
     pub fn log_event(&self, message: &str) {
@@ -334,6 +339,7 @@ impl<M: Model> Instance<M> {
         integrator::event_iteration(&mut self.model, t).map_err(|e| step_error_text(&e))?;
         self.model.update_outputs(t);
         self.dirty = false;
+        self.unrepresentable = None;
         Ok(())
     }
 
@@ -357,8 +363,11 @@ impl<M: Model> Instance<M> {
     /// Recomputes outputs that depend on values set since the last computation.
     pub(crate) fn refresh(&mut self) -> Result<(), String> {
         // In the Error state the model may never have been initialized: report what it holds.
-        if !self.dirty || self.state == FmiState::Error {
+        if self.state == FmiState::Error {
             return Ok(());
+        }
+        if !self.dirty {
+            return self.unrepresentable.clone().map_or(Ok(()), Err);
         }
         if self.state == FmiState::InitializationMode {
             // Initial values follow from the parameters set so far; a failure leaves them as they were.
@@ -380,18 +389,17 @@ impl<M: Model> Instance<M> {
             self.outside = dx.iter().any(|v| !v.is_finite());
             self.scratch = dx;
         }
-        match self.outputs_not_finite() {
-            // The outputs stay as they were, and dirty: every getter says so until the inputs
-            // change.
+        self.dirty = false;
+        // Not finite: the outputs stay as they were, and every getter says why until a value
+        // changes.
+        self.unrepresentable = match self.outputs_not_finite() {
             Some(why) if !self.outside => {
                 self.model = before;
-                Err(format!("t = {}: {why}", self.time))
+                Some(format!("t = {}: {why}", self.time))
             }
-            _ => {
-                self.dirty = false;
-                Ok(())
-            }
-        }
+            _ => None,
+        };
+        self.unrepresentable.clone().map_or(Ok(()), Err)
     }
 
     /// Finite inputs can still overflow what the model computes from them (1e160 rad/s squared
