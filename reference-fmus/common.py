@@ -2,11 +2,12 @@
 
 
 def write_csv(path, names, rows):
-    """A Cross-Check CSV: quoted names, then every value as Python's shortest exact repr."""
+    """A Cross-Check CSV: quoted names, then every value as Python's shortest exact repr (an
+    int, the value of an Integer variable, without a fraction)."""
     with open(path, "w") as f:
         f.write(",".join(f'"{n}"' for n in names) + "\n")
         for row in rows:
-            f.write(",".join(repr(float(x)) for x in row) + "\n")
+            f.write(",".join(repr(x if type(x) is int else float(x)) for x in row) + "\n")
 
 
 def write_opt(path, start, stop, step, rtol):

@@ -186,9 +186,14 @@ typedef struct {
     double tolerance, start, step;
     size_t steps;
     size_t n_params, n_inputs, n_outputs;
-    char *param_kind, *output_kind; /* 'R' or 'I' */
+    char *param_kind, *input_kind, *output_kind; /* 'R' or 'I' */
     Ref *param_vr, *input_vr, *output_vr;
     double *param_value, *input_value; /* input_value[k * n_inputs + i]: input i at step k */
+    /* The inputs split by type, set with one call per type (buffers filled at each step). */
+    size_t n_real_inputs, n_integer_inputs;
+    Ref *real_input_vr, *integer_input_vr;
+    double *real_input;
+    int *integer_input;
 } Plan;
 
 static double hex_real(const char *token) {
@@ -250,9 +255,21 @@ static Plan read_plan(const char *path) {
         p.param_value[i] = hex_real(next_token(f, buf));
     }
     p.n_inputs = read_count(f, "inputs");
+    p.input_kind = array(p.n_inputs, 1);
     p.input_vr = array(p.n_inputs, sizeof(Ref));
-    for (size_t i = 0; i < p.n_inputs; i++)
+    p.real_input_vr = array(p.n_inputs, sizeof(Ref));
+    p.integer_input_vr = array(p.n_inputs, sizeof(Ref));
+    p.real_input = array(p.n_inputs, sizeof(double));
+    p.integer_input = array(p.n_inputs, sizeof(int));
+    p.n_real_inputs = p.n_integer_inputs = 0;
+    for (size_t i = 0; i < p.n_inputs; i++) {
+        p.input_kind[i] = next_token(f, buf)[0];
         p.input_vr[i] = (Ref)strtoul(next_token(f, buf), NULL, 10);
+        if (p.input_kind[i] == 'I')
+            p.integer_input_vr[p.n_integer_inputs++] = p.input_vr[i];
+        else
+            p.real_input_vr[p.n_real_inputs++] = p.input_vr[i];
+    }
     p.n_outputs = read_count(f, "outputs");
     p.output_kind = array(p.n_outputs, 1);
     p.output_vr = array(p.n_outputs, sizeof(Ref));
@@ -269,7 +286,12 @@ static Plan read_plan(const char *path) {
 
 static void free_plan(Plan *p) {
     free(p->param_kind);
+    free(p->input_kind);
     free(p->output_kind);
+    free(p->real_input_vr);
+    free(p->integer_input_vr);
+    free(p->real_input);
+    free(p->integer_input);
     free(p->param_vr);
     free(p->input_vr);
     free(p->output_vr);
@@ -288,6 +310,23 @@ static void check(int status, const char *call) {
 
 static double time_at(const Plan *p, size_t k) { return p->start + (double)k * p->step; }
 
+/* The inputs of step k: the Reals with one fmi2SetReal, the Integers with one fmi2SetInteger.
+ * The first status that is not OK, or OK. */
+static int set_inputs(const Api *api, Component c, const Plan *p, size_t k) {
+    size_t r = 0, n = 0;
+    for (size_t i = 0; i < p->n_inputs; i++) {
+        double u = p->input_value[k * p->n_inputs + i];
+        if (p->input_kind[i] == 'I')
+            p->integer_input[n++] = (int)u;
+        else
+            p->real_input[r++] = u;
+    }
+    int status = FMI_OK;
+    if (r) status = api->set_real(c, p->real_input_vr, r, p->real_input);
+    if (n && status == FMI_OK) status = api->set_integer(c, p->integer_input_vr, n, p->integer_input);
+    return status;
+}
+
 /* Setup, parameters, the inputs of the first step, initialization. */
 static void initialize(const Api *api, Component c, const Plan *p) {
     check(api->setup_experiment(c, 1, p->tolerance, p->start, 0, 0.0), "fmi2SetupExperiment");
@@ -300,7 +339,7 @@ static void initialize(const Api *api, Component c, const Plan *p) {
             check(api->set_real(c, &p->param_vr[i], 1, &p->param_value[i]), "fmi2SetReal (parameter)");
         }
     }
-    if (p->n_inputs) check(api->set_real(c, p->input_vr, p->n_inputs, p->input_value), "fmi2SetReal");
+    check(set_inputs(api, c, p, 0), "fmi2SetReal/fmi2SetInteger (inputs)");
     check(api->exit_initialization(c), "fmi2ExitInitializationMode");
     /* Every parameter reads back as set: a value the FMU accepted and then ignored would run the
      * scenario with another parameter set. */
@@ -351,9 +390,7 @@ static void simulate(const Api *api, Component c, const Plan *p, size_t from, do
             check(api->serialize(c, s, *saved, *saved_size), "fmi2SerializeFMUstate");
             check(api->free_state(c, &s), "fmi2FreeFMUstate");
         }
-        if (p->n_inputs)
-            check(api->set_real(c, p->input_vr, p->n_inputs, p->input_value + k * p->n_inputs),
-                  "fmi2SetReal");
+        check(set_inputs(api, c, p, k), "fmi2SetReal/fmi2SetInteger (inputs)");
         events = 0;
 #ifdef COUNT_ALLOCATIONS
         allocations = 0;
@@ -493,8 +530,8 @@ static int abuse(const Api *api, const Plan *p, const char *uri) {
     expect_status(api->set_state(c, NULL), FMI_ERROR, "fmi2SetFMUstate with a NULL state");
     expect_status(api->get_state(c, NULL), FMI_ERROR, "fmi2GetFMUstate into NULL");
     initialize(api, c, p);
-    if (p->n_inputs) {
-        expect_status(api->set_real(c, p->input_vr, 1, &nan), FMI_ERROR, "fmi2SetReal of NaN to an input");
+    if (p->n_real_inputs) {
+        expect_status(api->set_real(c, p->real_input_vr, 1, &nan), FMI_ERROR, "fmi2SetReal of NaN to an input");
     }
     expect_status(api->do_step(c, p->start + 1.0, p->step, 1), FMI_ERROR,
                   "fmi2DoStep at a wrong communication point");
@@ -520,7 +557,7 @@ static int abuse(const Api *api, const Plan *p, const char *uri) {
     int status = FMI_OK;
     double *row = array(p->n_outputs, sizeof(double));
     for (size_t k = 0; k < steps && status == FMI_OK; k++) {
-        if (p->n_inputs) status = api->set_real(c, p->input_vr, p->n_inputs, p->input_value + k * p->n_inputs);
+        status = set_inputs(api, c, p, k);
         if (status == FMI_OK) status = api->do_step(c, time_at(p, k), p->step, 1);
     }
     expect_status(status, FMI_OK, "the instance simulates after the rejected calls");

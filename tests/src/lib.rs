@@ -70,6 +70,20 @@ pub struct ComponentCrate {
     pub model: String,
 }
 
+/// The models the suite's every-FMU tests run: every component's, or only those named in
+/// `FMU_MODELS` (comma-separated), which `cargo xtask mutants` sets for a mutant that reaches
+/// only those FMUs.
+pub fn models_under_test() -> Vec<String> {
+    let models = components().unwrap_or_else(|e| panic!("{e}"));
+    assert!(!models.is_empty(), "no component crate under fmu/");
+    let only = std::env::var("FMU_MODELS").unwrap_or_default();
+    models
+        .into_iter()
+        .map(|c| c.model)
+        .filter(|m| only.is_empty() || only.split(',').any(|o| o == m))
+        .collect()
+}
+
 /// Every component crate, by directory name.
 pub fn components() -> Result<Vec<ComponentCrate>, String> {
     let dir = workspace().join("fmu");
@@ -165,9 +179,7 @@ impl Fmu {
     /// The FMU of every component crate under `fmu/`: a missing or stale one is a failure,
     /// never a test that passes on nothing.
     pub fn all() -> Vec<Fmu> {
-        let components = components().unwrap_or_else(|e| panic!("{e}"));
-        assert!(!components.is_empty(), "no component crate under fmu/");
-        components.iter().map(|c| Fmu::load(&c.model)).collect()
+        models_under_test().iter().map(|m| Fmu::load(m)).collect()
     }
 
     pub fn load_path(path: &Path) -> Result<Fmu, String> {

@@ -10,6 +10,8 @@ pub struct Scenario {
     pub dir: PathBuf,
     /// The inputs, in the columns of `rows` after the time.
     pub names: Vec<String>,
+    /// Which inputs are Integers: their column is written without a fraction or exponent.
+    pub integers: Vec<bool>,
     pub rows: Vec<Vec<f64>>,
     pub params: Vec<(String, f64)>,
     pub stop: f64,
@@ -69,11 +71,12 @@ pub fn scenarios(model: &str) -> Vec<Scenario> {
                     .unwrap_or_else(|| panic!("{key} in {}", dir.display()))
             };
             let input = dir.join(format!("{model}_in.csv"));
-            let (names, rows) = if input.is_file() {
+            let (names, rows, integers) = if input.is_file() {
                 let (h, r) = read_table(&input);
-                (h[1..].to_vec(), r)
+                let integers = integer_columns(&input)[1..].to_vec();
+                (h[1..].to_vec(), r, integers)
             } else {
-                (vec![], vec![vec![0.0]])
+                (vec![], vec![vec![0.0]], vec![])
             };
             let par = dir.join(format!("{model}_par.csv"));
             let params = if par.is_file() {
@@ -95,11 +98,28 @@ pub fn scenarios(model: &str) -> Vec<Scenario> {
                 tol: value("RelTol"),
                 dir,
                 names,
+                integers,
                 rows,
                 params,
             }
         })
         .collect()
+}
+
+/// For each column of a table, whether every value in it is an integer as written (`2`, not
+/// `2.0`): the Cross-Check files write an Integer variable's values so.
+fn integer_columns(path: &Path) -> Vec<bool> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let columns = lines.next().map_or(0, |h| h.split(',').count());
+    let mut integer = vec![true; columns];
+    for line in lines {
+        for (i, value) in line.split(',').enumerate() {
+            let v = value.trim().trim_start_matches('-');
+            integer[i] &= !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+        }
+    }
+    integer
 }
 
 impl Scenario {
@@ -155,14 +175,24 @@ impl Scenario {
         }
     }
 
+    /// The inputs at `t`, each an `(name, value, is_integer)`.
+    pub fn typed_inputs_at(&self, t: f64) -> Vec<(&str, f64, bool)> {
+        self.names
+            .iter()
+            .zip(self.inputs_at(t))
+            .zip(&self.integers)
+            .map(|((n, v), i)| (n.as_str(), v, *i))
+            .collect()
+    }
+
     pub fn set_inputs(&self, inst: &Instance, t: f64) {
-        for (n, v) in self.names.iter().zip(self.inputs_at(t)) {
-            assert_eq!(
-                inst.set(n, v),
-                OK,
-                "{n} = {v} at t = {t}: {}",
-                inst.log_text()
-            );
+        for (n, v, integer) in self.typed_inputs_at(t) {
+            let status = if integer {
+                inst.set_int(n, v as i32)
+            } else {
+                inst.set(n, v)
+            };
+            assert_eq!(status, OK, "{n} = {v} at t = {t}: {}", inst.log_text());
         }
     }
 

@@ -12,11 +12,11 @@
 
 use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
 use fmu_harness::scenario::{scenarios, Scenario};
-use fmu_harness::{components, Fmu, Instance, LogLine, ERROR, OK};
+use fmu_harness::{models_under_test, Fmu, Instance, LogLine, ERROR, OK};
 use model_description::{Causality, VariableType};
 
 fn models() -> Vec<String> {
-    components().unwrap().into_iter().map(|c| c.model).collect()
+    models_under_test()
 }
 
 fn is_integer(fmu: &Fmu, name: &str) -> bool {
@@ -63,8 +63,13 @@ fn start2<'a>(fmu: &'a Fmu, sc: &Scenario) -> Instance<'a> {
 }
 
 fn set_inputs3(inst: &Instance3, sc: &Scenario, t: f64) {
-    for (n, v) in sc.names.iter().zip(sc.inputs_at(t)) {
-        assert_eq!(inst.set(n, v), OK, "{n} = {v}: {}", inst.log_text());
+    for (n, v, integer) in sc.typed_inputs_at(t) {
+        let status = if integer {
+            inst.set_int(n, v as i32)
+        } else {
+            inst.set(n, v)
+        };
+        assert_eq!(status, OK, "{n} = {v}: {}", inst.log_text());
     }
 }
 

@@ -426,6 +426,7 @@ fn cvt_sheave_stops_are_the_same_events_in_model_exchange() {
     let sc = Scenario {
         dir: PathBuf::from("(CVT stops)"),
         names: ["tau_1", "tau_2", "F_1", "F_2"].map(String::from).to_vec(),
+        integers: vec![false; 4],
         rows: vec![
             row(0.0, f_bal + 10.0),
             row(0.3, f_bal + 10.0),

@@ -114,6 +114,7 @@ impl Ramps {
         Scenario {
             dir: PathBuf::from(format!("(ramps {:?})", self.parameters)),
             names: self.inputs.iter().map(|i| i.0.to_string()).collect(),
+            integers: vec![false; self.inputs.len()],
             rows: [0.0, stop]
                 .iter()
                 .map(|&t| {

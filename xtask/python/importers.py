@@ -46,7 +46,7 @@ class Scenario:
                     self.opt[key.strip()] = float(value)
         self.ref = read_csv(os.path.join(directory, f"{model}_ref.csv"))
         self.in_path = os.path.join(directory, f"{model}_in.csv")
-        self.inputs = read_csv(self.in_path) if os.path.exists(self.in_path) else None
+        self.inputs = read_inputs(self.in_path) if os.path.exists(self.in_path) else None
         self.outputs = [n for n in self.ref.dtype.names if n != "time"]
         self.start, self.stop = self.opt["StartTime"], self.opt["StopTime"]
         self.step, self.tol = self.opt["StepSize"], self.opt["RelTol"]
@@ -78,15 +78,38 @@ class Scenario:
                                  "(FMI 3.0: Float64 and Int32) parameters can be set")
         return values
 
+    def input_problems(self, md):
+        """What is wrong with the input table for the FMU (md, as FMPy reads it): a column that is
+        not an input, or an Integer input whose column has a fraction (it would be truncated)."""
+        variables = {v.name: v for v in md.modelVariables}
+        problems = []
+        for name in self.input_names():
+            v = variables.get(name)
+            if v is None or v.causality != "input":
+                problems.append(f"{self.in_path}: {name!r} is not an input of {self.model}")
+            elif v.type in ("Integer", "Int32") and self.inputs.dtype[name].kind != "i":
+                problems.append(f"{self.in_path}: {name} is an Integer input, but its column "
+                                "has values with a fraction")
+        return problems
+
     def steps(self):
         return int(round((self.stop - self.start) / self.step))
 
     def input_names(self):
         return [] if self.inputs is None else [n for n in self.inputs.dtype.names if n != "time"]
 
+    def integer_inputs(self):
+        """The inputs whose column holds Integers (`read_inputs`)."""
+        return [n for n in self.input_names() if self.inputs.dtype[n].kind == "i"]
+
     def input_at(self, t):
-        """Input values at t, as FMPy and the Cross-Check rules give them: linear between rows."""
-        return [float(np.interp(t, self.inputs["time"], self.inputs[n])) for n in self.input_names()]
+        """Input values at t, as FMPy and the Cross-Check rules give them: a Real linear between
+        rows, an Integer the value of the last row at or before t (after a step at t: its new
+        value)."""
+        time = self.inputs["time"]
+        last = int(np.searchsorted(time, t + 1e-9 * self.step, side="right")) - 1
+        return [int(self.inputs[n][max(last, 0)]) if self.inputs.dtype[n].kind == "i"
+                else float(np.interp(t, time, self.inputs[n])) for n in self.input_names()]
 
     def grid(self):
         """The communication points start + k step, k = 0..steps(), computed as FMPy computes its
@@ -109,7 +132,20 @@ class Scenario:
             rows.append((grid[k], *held[k - 1]))
             if k < len(grid) - 1 and held[k] != held[k - 1]:
                 rows.append((grid[k], *held[k]))
-        return np.array(rows, dtype=[("time", float)] + [(n, float) for n in self.input_names()])
+        return np.array(rows, dtype=self.inputs.dtype)
+
+
+def read_inputs(path):
+    """<Model>_in.csv as a structured array; a column whose every value is written without a
+    fraction or exponent (an Integer input: `gear`) is an int column, so that every importer
+    sets it as an Integer and holds it between rows rather than interpolating it."""
+    table = read_csv(path)
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    names = table.dtype.names
+    integer = [all(r[i].strip().lstrip("-").isdigit() for r in rows) for i in range(len(names))]
+    dtype = [(n, int if integer[i] and n != "time" else float) for i, n in enumerate(names)]
+    return np.array([tuple(r) for r in table.tolist()], dtype=dtype)
 
 
 def read_parameters(path):
@@ -267,7 +303,9 @@ def fmi_sim(fmu, sc, work, options=(), held=False):
     cmd = [exe, "--model", fmu, "-o", out]
     if sc.inputs is not None:
         table = sc.held_inputs() if held else None
-        cmd += ["-i", left_limit_steps(sc, os.path.join(work, "in.csv"), table)]
+        fmi3 = read_model_description(fmu).fmiVersion == "3.0"
+        integers = ("before" if "--event-mode-used" in options else "at") if fmi3 else "left"
+        cmd += ["-i", left_limit_steps(sc, os.path.join(work, "in.csv"), table, integers)]
     cmd += ["co-simulation", "-s", repr(sc.start), "-f", repr(sc.stop),
             "--output-interval", repr(sc.step), "--tolerance", repr(sc.tol), *options]
     # Parameters: `--init-values name=value`, once per variable (fmi-sim casts the text to the
@@ -283,8 +321,16 @@ def fmi_sim(fmu, sc, work, options=(), held=False):
     col = {name.strip('"'): i for i, name in enumerate(header)}
     time = data[:, col["time"]]
     # fmi-sim records the outputs at t before it sets the inputs of t, so at the start time it
-    # shows the outputs computed with the inputs' start values: the first row is not judged.
-    return time[1:], {n: data[1:, col[n]] for n in sc.outputs}
+    # shows the outputs computed with the inputs' start values: the first row is not judged. An
+    # early return or an input event between communication points adds rows, not judged either.
+    rows, j = [], 0
+    for t in sc.grid()[1:]:
+        while j < len(time) and time[j] < t and not math.isclose(time[j], t):
+            j += 1
+        if j == len(time) or not math.isclose(time[j], t):
+            raise RuntimeError(f"no result at the communication point t = {t}")
+        rows.append(j)
+    return time[rows], {n: data[rows, col[n]] for n in sc.outputs}
 
 
 def fmi_sim_me(fmu, sc, work):
@@ -322,23 +368,43 @@ def fmi_sim_me(fmu, sc, work):
                                    {n: data[:, col[n]] for n in sc.outputs})
 
 
-def left_limit_steps(sc, path, table=None):
+def left_limit_steps(sc, path, table=None, integers="left"):
     """The input CSV (or `table`) with every step (two rows at one time t) moved to t - 1 ns.
 
-    fmi-sim 0.7 looks inputs up with the left limit in co-simulation, so the step that starts at
+    fmi-sim 0.7 looks Reals up with the left limit in co-simulation, so the step that starts at
     t would still get the value before the jump; the Cross-Check rule (and FMPy) give the value
-    after it."""
-    table = sc.inputs if table is None else table
+    after it. A Real is interpolated between t - 1 ns and t, so it has its new value at t. An
+    Integer is never interpolated, and fmi-sim reads it three ways (`integers`):
+      - "left": FMI 2.0 holds the last row strictly before t, so the new value goes at t - 1 ns;
+      - "at": FMI 3.0 takes the row at t (an input event there), so it stays at t;
+      - "before": FMI 3.0 with Event Mode applies a discrete input only at an event strictly
+        before the next communication point, never at one, so the new values come in a row of
+        their own at t - 1e-12 (an early return there, its row not judged; the new gear runs
+        1e-12 s early)."""
+    table = np.array(sc.inputs if table is None else table)
     time = np.array(table["time"], dtype=float)
-    for i in range(len(time) - 1):
-        if time[i + 1] == time[i]:
-            time[i] -= 1e-9
     names = sc.input_names()
+    ints = [n for n in names if table.dtype[n].kind == "i"]
+    rows = []
+    for k in range(len(time)):
+        row = [float(time[k])] + [int(table[n][k]) if n in ints else float(table[n][k])
+                                  for n in names]
+        step = k + 1 < len(time) and time[k + 1] == time[k]
+        if step:
+            row[0] -= 1e-9
+            changed = any(table[n][k] != table[n][k + 1] for n in ints)
+            if integers == "left":
+                row = row[:1] + [int(table[n][k + 1]) if n in ints else row[i + 1]
+                                 for i, n in enumerate(names)]
+            elif integers == "before" and changed:
+                rows.append(row)
+                row = [float(time[k]) - 1e-12] + [int(table[n][k + 1]) if n in ints
+                                                  else float(table[n][k + 1]) for n in names]
+        rows.append(row)
     with open(path, "w", newline="") as f:
         w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
         w.writerow(["time"] + names)
-        for k in range(len(time)):
-            w.writerow([float(time[k])] + [float(table[n][k]) for n in names])
+        w.writerows(rows)
     return path
 
 
@@ -372,10 +438,23 @@ def libcosim(fmu, sc, _work):
             ok = execution.real_initial_value(slave, v.reference, value)
         if not ok:
             raise RuntimeError(f"libcosim refused the initial value {name} = {value}")
-    inputs = [variables[n].reference for n in sc.input_names()]
-    if inputs:
-        for vr, u in zip(inputs, sc.input_at(sc.start)):
-            execution.real_initial_value(slave, vr, u)
+    names = sc.input_names()
+    integer = set(sc.integer_inputs())
+
+    def set_inputs(t, real, integer_values):
+        """The inputs of t, Real and Integer by the FMU's variable types."""
+        if not names:
+            return
+        for name, u in zip(names, sc.input_at(t)):
+            v = variables[name]
+            if (CosimVariableType(v.type) == CosimVariableType.INTEGER) != (name in integer):
+                raise RuntimeError(f"{name}: the table's column and the FMU's type differ")
+            ok = (integer_values if name in integer else real)(v.reference, u)
+            if ok is False:
+                raise RuntimeError(f"libcosim refused {name} = {u} at t = {t}")
+
+    set_inputs(sc.start, lambda vr, u: execution.real_initial_value(slave, vr, u),
+               lambda vr, u: execution.integer_initial_value(slave, vr, u))
 
     def value(name):
         v = variables[name]
@@ -386,8 +465,8 @@ def libcosim(fmu, sc, _work):
     times, rows = [], []
     for k in range(sc.steps()):
         t = sc.start + k * sc.step
-        if inputs:
-            override.slave_real_values(slave, inputs, sc.input_at(t))
+        set_inputs(t, lambda vr, u: override.slave_real_values(slave, [vr], [u]),
+                   lambda vr, u: override.slave_integer_values(slave, [vr], [u]))
         if not execution.step():
             raise RuntimeError(f"libcosim step at t = {t} failed")
         times.append(t + sc.step)
@@ -453,16 +532,7 @@ def fmi_sim_event_mode(fmu, sc, work):
     """`fmi-sim co-simulation --event-mode-used --early-return-allowed` on an FMI 3.0 FMU, with
     the inputs held over each step (fmi-sim, too, reads its table at an early return); the
     values judged are those at the communication points after the first."""
-    time, values = fmi_sim(fmu, sc, work, ["--event-mode-used", "--early-return-allowed"],
-                           held=True)
-    rows, j = [], 0
-    for t in sc.grid()[1:]:
-        while j < len(time) and time[j] < t and not math.isclose(time[j], t):
-            j += 1
-        if j == len(time) or not math.isclose(time[j], t):
-            raise RuntimeError(f"no result at the communication point t = {t}")
-        rows.append(j)
-    return np.asarray(time)[rows], {n: np.asarray(v)[rows] for n, v in values.items()}
+    return fmi_sim(fmu, sc, work, ["--event-mode-used", "--early-return-allowed"], held=True)
 
 
 # Judged: each must come within 1e-6 of every reference. All but "FMPy ME" use the Co-Simulation

@@ -74,7 +74,8 @@ def write_plan(md, sc, path):
              f"step {hex_bits(sc.step)}", f"steps {steps}", f"params {len(params)}"]
     lines += [f"{kind(v)} {v.valueReference} {hex_bits(float(value))}" for v, value in params]
     inputs = sc.input_names()
-    lines.append(f"inputs {len(inputs)} " + " ".join(str(by_name[n].valueReference) for n in inputs))
+    lines.append(f"inputs {len(inputs)} " + " ".join(f"{kind(by_name[n])} {by_name[n].valueReference}"
+                                                    for n in inputs))
     lines.append(f"outputs {len(sc.outputs)}")
     lines += [f"{kind(by_name[n])} {by_name[n].valueReference}" for n in sc.outputs]
     lines.append("values")

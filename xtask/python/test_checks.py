@@ -4,8 +4,9 @@ this with unittest before the validation).
 Each test hands a check a deliberately broken input: NaN and infinite outputs, a result off the
 reference, a Linux binary linked against the build machine's glibc, a DLL that needs MinGW's
 libgcc DLL, an FMU without its Windows binary, a scenario whose parameter file names the wrong
-chain model (or an unknown parameter, or a fractional Integer), and Model Exchange runs (FMPy ME)
-against a perturbed reference and with the wrong chain model.
+chain model (or an unknown parameter, or a fractional Integer), Model Exchange runs (FMPy ME)
+against a perturbed reference and with the wrong chain model, and an Integer input (a gear
+shift) with a fraction or a row late, in every importer.
 """
 import os
 import shutil
@@ -237,6 +238,70 @@ def fmu_with(work, linux_so=None, windows_dll=None):
         if windows_dll:
             dst.write(windows_dll, "binaries/win64/Gear.dll")
     return path
+
+
+class IntegerInputs(unittest.TestCase):
+    """FastDrivetrain/shift: the Integer input `gear` in the table, through every importer."""
+    FMU = os.path.join(ROOT, "target", "fmu", "FastDrivetrain.fmu")
+    SHIFT = os.path.join(ROOT, "reference-fmus", "FastDrivetrain", "shift")
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+        self.md = read_model_description(self.FMU)
+
+    def tearDown(self):
+        shutil.rmtree(self.work)
+
+    def shift_with(self, edit):
+        """A copy of the shift scenario, its input table's text passed through `edit`."""
+        d = tempfile.mkdtemp(dir=self.work)
+        shutil.copytree(self.SHIFT, d, dirs_exist_ok=True)
+        path = os.path.join(d, "FastDrivetrain_in.csv")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(edit(text))
+        return Scenario(d, "FastDrivetrain")
+
+    def test_the_gear_is_held_between_rows_and_steps_at_its_time(self):
+        sc = Scenario(self.SHIFT, "FastDrivetrain")
+        self.assertEqual(sc.integer_inputs(), ["gear"])
+        self.assertEqual(sc.input_problems(self.md), [])
+        gear = sc.input_names().index("gear")
+        self.assertEqual([sc.input_at(t)[gear] for t in (0.4995, 0.5, 0.9999, 1.0, 1.7)],
+                         [1, 2, 2, 3, 2])
+        self.assertIs(type(sc.input_at(0.5)[gear]), int)
+
+    def test_a_fractional_gear_is_refused(self):
+        sc = self.shift_with(lambda text: text.replace(",2\n", ",2.5\n", 1))
+        problems = sc.input_problems(self.md)
+        self.assertTrue(any("gear is an Integer input" in p for p in problems), problems)
+
+    def test_the_c_plan_sets_the_gear_as_an_integer(self):
+        sc = Scenario(self.SHIFT, "FastDrivetrain")
+        plan = os.path.join(self.work, "plan.txt")
+        platforms.write_plan(self.md, sc, plan)
+        vr = next(v.valueReference for v in self.md.modelVariables if v.name == "gear")
+        with open(plan) as f:
+            line = next(l for l in f if l.startswith("inputs "))
+        self.assertTrue(line.rstrip().endswith(f"I {vr}"), line)
+
+    def test_a_shift_at_the_wrong_time_fails_in_every_importer(self):
+        # The first shift one row later: the gear input is what moves the results.
+        def late(text):
+            lines = text.splitlines(keepends=True)
+            i = next(k for k, l in enumerate(lines) if l.startswith("0.5,") and l.rstrip().endswith(",2"))
+            lines[i] = lines[i].rstrip()[:-1] + "1\n"
+            j = next(k for k, l in enumerate(lines) if l.startswith("0.501,"))
+            lines[j] = lines[j].rstrip()[:-1] + "2\n"
+            return "".join(lines)
+
+        wrong = self.shift_with(late)
+        for importer in ("FMPy", "FMPy ME", "fmi-sim", "libcosim", "fmucontainer+FMPy",
+                         "C linux64"):
+            problems, worst = compare(wrong, *simulate(importer, self.FMU, wrong))
+            self.assertTrue(any(p.startswith("w_ds: ") for p in problems), (importer, problems))
+            self.assertGreater(worst, 1e-4, importer)
 
 
 class Allocations(unittest.TestCase):

@@ -159,6 +159,15 @@ def platform_lines(platform_rows):
     return lines + [""]
 
 
+def mutation_lines(path):
+    """The mutation score, from docs/mutation.md (written by `cargo xtask mutants`, a run of
+    hours, so not by each validation)."""
+    if not os.path.exists(path):
+        return ["## Mutation score", "", "Not measured yet: run `cargo xtask mutants`.", ""]
+    with open(path) as f:
+        return f.read().splitlines() + [""]
+
+
 def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platform_rows3=()):
     """docs/validation.md: what ran each FMU and how close it came; no timestamps, so the file
     only changes when the results do."""
@@ -198,6 +207,7 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platfor
     if rows3:
         lines += fmi3_lines(rows3, platform_rows3)
     lines += abuse_lines(fmu_dir) + [""]
+    lines += mutation_lines(os.path.join(os.path.dirname(path), "mutation.md"))
     with open(path, "w") as f:
         f.write("\n".join(lines))
 
@@ -384,6 +394,7 @@ def main(fmu_dir, ref_root):
         for directory in scenarios:
             sc = Scenario(directory, model)
             where = os.path.relpath(directory, ref_root)
+            problems += sc.input_problems(read_model_description(fmu))
             problems += run_importers(fmu, sc, where, ALL_IMPORTERS, judged, worst, notes)
             cross, dev, same = cross_platforms(fmu, sc, ("linux64", "win64"))
             problems += [f"platforms on {where}: {p}" for p in cross]

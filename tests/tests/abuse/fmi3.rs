@@ -8,15 +8,14 @@ use super::{passed, reals, serial};
 use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
 use fmu_harness::sequence::{fmi3_sequence, Rng};
 use fmu_harness::state_bytes::crafted;
-use fmu_harness::{components, Fmu, ERROR, OK};
+use fmu_harness::{models_under_test, Fmu, ERROR, OK};
 use model_description::Causality;
 use std::ptr::{null, null_mut};
 
 fn all() -> Vec<(Fmu, Fmu3)> {
-    components()
-        .unwrap()
-        .into_iter()
-        .map(|c| (Fmu::load(&c.model), Fmu3::load(&c.model)))
+    models_under_test()
+        .iter()
+        .map(|m| (Fmu::load(m), Fmu3::load(m)))
         .collect()
 }
 
