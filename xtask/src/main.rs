@@ -3,6 +3,7 @@
 mod bench;
 mod components;
 mod docs_check;
+mod mutants;
 mod package;
 mod platforms;
 mod reference;
@@ -34,8 +35,8 @@ commands:
   docs-check every FMU's documentation/index.html in headless Chromium (installed with apt if
              missing): no console message, the reference plot in the DOM and painted, the
              screenshot not blank; first rejects deliberately broken pages
-  test       the whole suite: package, cargo test, docs-check, fuzz, memcheck, the checks' own
-             tests, validate, example, scaffold-check
+  test       the whole suite: package, cargo test, docs-check, mutants --diff HEAD~1, fuzz,
+             memcheck, the checks' own tests, validate, example, scaffold-check
 
 validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
@@ -43,6 +44,12 @@ validate then fails, as the FMUs lack win64).
   example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
+  mutants [--sample N] [--seed S] [--crate P]... [--diff REV]
+             the mutation score of fmu/ (cargo-mutants, installed in target/tools): at most N
+             (40) mutants per crate drawn with seed S, tested by the crate's in-process tests
+             and those of its dependents, then the missed ones against the packaged FMUs;
+             writes docs/mutation.md (with --diff: the mutants of the lines changed since REV,
+             failing on one that survives; the test command runs it since HEAD~1)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions
@@ -85,6 +92,7 @@ fn main() -> ExitCode {
         Some("example") => packaged(&args, example),
         Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
         Some("memcheck") => packaged(&args, memcheck),
+        Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
@@ -437,6 +445,8 @@ fn everything() -> Result<(), String> {
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
     docs_check::docs_check()?;
+    // The mutants of what the last commit changed in fmu/ (the whole set: `cargo xtask mutants`).
+    mutants::mutants(&["mutants", "--diff", "HEAD~1"].map(String::from))?;
     fuzz("60")?;
     memcheck()?;
     check_the_checks()?;
