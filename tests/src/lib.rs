@@ -84,6 +84,11 @@ pub fn models_under_test() -> Vec<String> {
         .collect()
 }
 
+/// Whether `FMU_MODELS` narrows the every-FMU tests to some models.
+pub fn narrowed() -> bool {
+    models_under_test().len() < components().map_or(0, |c| c.len())
+}
+
 /// Every component crate, by directory name.
 pub fn components() -> Result<Vec<ComponentCrate>, String> {
     let dir = workspace().join("fmu");

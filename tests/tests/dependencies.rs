@@ -24,7 +24,7 @@
 //! is then still a real dependency, while "never moved" can be a rare pair those samples missed
 //! (a gear and crankshaft pair, a limit that binds at a stop).
 
-use fmu_harness::{Fmu, Instance, OK};
+use fmu_harness::{narrowed, Fmu, Instance, OK};
 use model_description::{Causality, ModelDescription, Unknown, Variability, VariableType};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -761,7 +761,13 @@ fn declared_dependencies_are_the_equations_dependencies() {
             step_dependencies(&fmu, &mut rng),
             initial_dependencies(&fmu, &mut rng),
         ] {
-            found.extend(list.undeclared.into_iter().chain(list.unseen));
+            found.extend(list.undeclared);
+            // A declared dependency never seen to act is a fact about this random stream,
+            // which depends on the models probed before: judged when every model is probed,
+            // not for the few of `FMU_MODELS` (where an undeclared one is still a finding).
+            if !narrowed() {
+                found.extend(list.unseen);
+            }
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));

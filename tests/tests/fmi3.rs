@@ -12,7 +12,7 @@
 
 use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
 use fmu_harness::scenario::{scenarios, Scenario};
-use fmu_harness::{models_under_test, Fmu, Instance, LogLine, ERROR, OK};
+use fmu_harness::{models_under_test, narrowed, Fmu, Instance, LogLine, ERROR, OK};
 use model_description::{Causality, VariableType};
 
 fn models() -> Vec<String> {
@@ -269,8 +269,9 @@ fn event_mode_keeps_the_trajectory_and_the_event_times() {
             }
         }
     }
+    // The scenarios of all models together hold events (some models' hold none).
     assert!(
-        stopped > 10,
+        stopped > 10 || narrowed(),
         "the scenarios hold events: {stopped} early returns"
     );
 }

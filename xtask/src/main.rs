@@ -44,12 +44,14 @@ validate then fails, as the FMUs lack win64).
   example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
-  mutants [--sample N] [--seed S] [--crate P]... [--diff REV]
+  mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV]
              the mutation score of fmu/ (cargo-mutants, installed in target/tools): at most N
              (40) mutants per crate drawn with seed S, tested by the crate's in-process tests
              and those of its dependents, then the missed ones against the packaged FMUs;
-             writes docs/mutation.md (with --diff: the mutants of the lines changed since REV,
-             failing on one that survives; the test command runs it since HEAD~1)
+             writes docs/mutation.md; --crate: those crates only; --keep: reuse every crate's
+             stored outcomes (to assemble the table after rerunning some crates); --diff: the
+             mutants of the lines changed since REV, failing on one that survives (the test
+             command runs it since HEAD~1)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions

@@ -21,6 +21,9 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 const CARGO_MUTANTS_VERSION: &str = "27.1.0";
+/// What each stage's result depends on (`stamp_of`).
+const STAGE1: &[&str] = &["fmu", "Cargo.lock"];
+const STAGE2: &[&str] = &["fmu", "tests", "Cargo.lock"];
 
 /// One mutant, as `cargo mutants --list --json` names it.
 #[derive(Clone)]
@@ -37,6 +40,8 @@ enum Outcome {
     /// Caught only by the packaged-FMU suite.
     CaughtPackaged,
     Missed,
+    /// Missed in-process; the packaged-FMU suite was not run on it (`--budget` spent).
+    NotPackaged,
     Equivalent,
     Timeout,
     Unviable,
@@ -47,6 +52,12 @@ struct Options {
     seed: u64,
     diff: Option<String>,
     crates: Vec<String>,
+    /// Every crate's earlier outcomes reused even if the sources changed since: to assemble
+    /// the table after rerunning some crates (`--crate`) on new tests.
+    keep: bool,
+    /// Minutes for stage 2, crate by crate from the cheapest (fewest FMUs to package); the
+    /// crates not reached count their survivors as missed.
+    budget: Option<u64>,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
@@ -55,6 +66,8 @@ fn options(args: &[String]) -> Result<Options, String> {
         seed: 2026,
         diff: None,
         crates: Vec::new(),
+        keep: false,
+        budget: None,
     };
     let mut it = args.iter().skip(1);
     while let Some(a) = it.next() {
@@ -68,6 +81,8 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--seed" => o.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "--diff" => o.diff = Some(value()?),
             "--crate" => o.crates.push(value()?),
+            "--keep" => o.keep = true,
+            "--budget" => o.budget = Some(value()?.parse().map_err(|e| format!("--budget: {e}"))?),
             other => return Err(format!("mutants: unknown argument {other}")),
         }
     }
@@ -115,11 +130,14 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
             .into_iter()
             .partition(|m| equivalent.contains(&m.name));
         let tests = dependents.get(package).cloned().unwrap_or_default();
-        let mut outcomes = stage1(&tool, &tree, package, &tests, &tested)?;
+        let mut outcomes = stage1(&tool, &tree, package, &tests, &tested, o.keep)?;
         outcomes.extend(argued.into_iter().map(|m| (m, Outcome::Equivalent)));
         results.insert(package.clone(), outcomes);
     }
-    stage2(&tree, &dependents, &mut results)?;
+    let deadline = o
+        .budget
+        .map(|m| std::time::Instant::now() + Duration::from_secs(60 * m));
+    stage2(&tree, &dependents, &mut results, o.keep, deadline)?;
     let report = report(&results, &population, &o);
     std::fs::write(root.join("target/mutants/report.md"), &report).map_err(|e| e.to_string())?;
     println!("{report}");
@@ -129,7 +147,7 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
     let missed: Vec<&str> = results
         .values()
         .flatten()
-        .filter(|(_, o)| *o == Outcome::Missed)
+        .filter(|(_, o)| matches!(o, Outcome::Missed | Outcome::NotPackaged))
         .map(|(m, _)| m.name.as_str())
         .collect();
     if o.diff.is_some() && !missed.is_empty() {
@@ -344,13 +362,17 @@ fn stage1(
     package: &str,
     tests: &[String],
     mutants: &[Mutant],
+    keep: bool,
 ) -> Result<Vec<(Mutant, Outcome)>, String> {
     if mutants.is_empty() {
         return Ok(Vec::new());
     }
     let out = tree.join("../out").join(package);
     let stamp = out.join("stamp");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_of(tree, mutants).as_str()) {
+    if keep
+        || std::fs::read_to_string(&stamp).ok().as_deref()
+            == Some(stamp_of(tree, STAGE1, mutants).as_str())
+    {
         if let Ok(outcomes) = read_outcomes(&out, package, mutants) {
             eprintln!("xtask: mutants: stage 1 of {package}: from the run on these sources");
             return Ok(outcomes);
@@ -390,20 +412,17 @@ fn stage1(
         .map_err(|e| format!("cargo mutants: {e}"))?;
     let outcomes = read_outcomes(&out, package, mutants)
         .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
-    std::fs::write(&stamp, stamp_of(tree, mutants)).map_err(|e| e.to_string())?;
+    std::fs::write(&stamp, stamp_of(tree, STAGE1, mutants)).map_err(|e| e.to_string())?;
     Ok(outcomes)
 }
 
-/// What a stage's result depends on: the sources of fmu/ and tests/ in the tree copy, the
-/// lock file and the mutants chosen. A rerun on the same ones reuses the result.
-fn stamp_of(tree: &Path, mutants: &[Mutant]) -> String {
+/// What a stage's result depends on: the files under `dirs` of the tree copy (stage 1: fmu/
+/// and the lock file; stage 2: tests/ too) and the mutants chosen. A rerun on the same ones
+/// reuses the result.
+fn stamp_of(tree: &Path, dirs: &[&str], mutants: &[Mutant]) -> String {
     use std::hash::{Hash, Hasher};
     let mut files = Vec::new();
-    let mut stack = vec![
-        tree.join("fmu"),
-        tree.join("tests"),
-        tree.join("Cargo.lock"),
-    ];
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| tree.join(d)).collect();
     while let Some(path) = stack.pop() {
         match std::fs::read_dir(&path) {
             Ok(entries) => stack.extend(entries.filter_map(|e| Some(e.ok()?.path()))),
@@ -463,6 +482,8 @@ fn stage2(
     tree: &Path,
     dependents: &BTreeMap<String, Vec<String>>,
     results: &mut BTreeMap<String, Vec<(Mutant, Outcome)>>,
+    keep: bool,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(), String> {
     let missed = results
         .values()
@@ -476,12 +497,16 @@ fn stage2(
         .into_iter()
         .map(|c| (c.crate_name, c.model))
         .collect();
-    xtask(tree, &["package", "--host-only"])?;
+    let mut packaged_all = false;
     // Sources older than every FMU: the suite refuses an FMU older than any file under fmu/, and
-    // a mutated file (or one restored since) is newer than the FMUs it did not reach.
+    // a mutated file (or one restored since) is newer than the FMUs it did not reach. (An hour
+    // before the FMUs packaged first, below.)
     let before = SystemTime::now() - Duration::from_secs(3600);
     let mut touched = BTreeSet::new();
-    for (package, outcomes) in results.iter_mut() {
+    // The cheapest crates first: a runtime mutant packages every FMU.
+    let mut order: Vec<(&String, &mut Vec<(Mutant, Outcome)>)> = results.iter_mut().collect();
+    order.sort_by_key(|(p, _)| (dependents[*p].len(), (*p).clone()));
+    for (package, outcomes) in order {
         let reached: Vec<&String> = dependents[package]
             .iter()
             .filter_map(|p| models.get(p))
@@ -495,13 +520,26 @@ fn stage2(
             continue;
         }
         let record = tree.join("../out").join(package).join("stage2");
-        let stamp = stamp_of(tree, &missed);
+        let stamp = stamp_of(tree, STAGE2, &missed);
         let caught: BTreeSet<String> = match std::fs::read_to_string(&record) {
-            Ok(text) if text.lines().next() == Some(stamp.as_str()) => {
+            Ok(text) if keep || text.lines().next() == Some(stamp.as_str()) => {
                 eprintln!("xtask: mutants: stage 2 of {package}: from the run on these sources");
                 text.lines().skip(1).map(str::to_string).collect()
             }
+            _ if deadline.is_some_and(|d| std::time::Instant::now() > d) => {
+                eprintln!("xtask: mutants: stage 2 of {package}: not run, the budget is spent");
+                for (_, outcome) in outcomes.iter_mut() {
+                    if *outcome == Outcome::Missed {
+                        *outcome = Outcome::NotPackaged;
+                    }
+                }
+                continue;
+            }
             _ => {
+                if !packaged_all {
+                    xtask(tree, &["package", "--host-only"])?;
+                    packaged_all = true;
+                }
                 let caught = packaged(tree, &missed, &reached, before, &mut touched)?;
                 let text = std::iter::once(stamp.clone())
                     .chain(caught.iter().cloned())
@@ -674,13 +712,13 @@ fn report(
             o.sample, o.seed
         ),
     };
-    text += "| crate | mutants | tested | caught in-process | caught packaged | missed | equivalent | timeout | unviable | score | 95 % interval |\n";
-    text += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    text += "| crate | mutants | tested | caught in-process | caught packaged | missed | of which packaged suite not run | equivalent | timeout | unviable | score | 95 % interval |\n";
+    text += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     let mut missed_names = Vec::new();
     for (package, outcomes) in results {
         let count = |k: Outcome| outcomes.iter().filter(|(_, o)| *o == k).count();
         let caught = count(Outcome::Caught) + count(Outcome::CaughtPackaged);
-        let missed = count(Outcome::Missed);
+        let missed = count(Outcome::Missed) + count(Outcome::NotPackaged);
         let viable = caught + missed;
         let (lo, hi) = interval(caught, viable, population[package]);
         let score = if viable == 0 {
@@ -689,11 +727,12 @@ fn report(
             format!("{:.1} %", 100.0 * caught as f64 / viable as f64)
         };
         text += &format!(
-            "| {package} | {} | {} | {} | {} | {missed} | {} | {} | {} | {score} | {:.1}-{:.1} % |\n",
+            "| {package} | {} | {} | {} | {} | {missed} | {} | {} | {} | {} | {score} | {:.1}-{:.1} % |\n",
             population[package],
             outcomes.len(),
             count(Outcome::Caught),
             count(Outcome::CaughtPackaged),
+            count(Outcome::NotPackaged),
             count(Outcome::Equivalent),
             count(Outcome::Timeout),
             count(Outcome::Unviable),
@@ -703,14 +742,21 @@ fn report(
         missed_names.extend(
             outcomes
                 .iter()
-                .filter(|(_, o)| *o == Outcome::Missed)
-                .map(|(m, _)| m.name.clone()),
+                .filter(|(_, o)| matches!(o, Outcome::Missed | Outcome::NotPackaged))
+                .map(|(m, o)| {
+                    let untried = if *o == Outcome::NotPackaged {
+                        " (packaged suite not run)"
+                    } else {
+                        ""
+                    };
+                    format!("`{}`{untried}", m.name)
+                }),
         );
     }
     if !missed_names.is_empty() {
         text += "\nMissed by every test:\n\n";
         for name in missed_names {
-            text += &format!("- `{name}`\n");
+            text += &format!("- {name}\n");
         }
     }
     text

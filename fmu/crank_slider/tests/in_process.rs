@@ -68,3 +68,40 @@ fn every_crank_angle_has_a_valid_geometry() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A crank that starts exactly on a dead centre has passed none when it leaves it, whichever
+/// way it leaves (moving backward, or at rest and pushed backward by the torque), and counts
+/// the next dead centre, half a turn on, as its first.
+#[test]
+fn leaving_the_starting_dead_centre_is_not_a_passage() -> Result<(), String> {
+    for (w_start, tau) in [(-10.0, 0.0), (0.0, -2.0), (10.0, 0.0), (0.0, 2.0)] {
+        let mut run =
+            Run::<CrankSlider>::co_simulation(&[("phi_start", 0.0), ("w_start", w_start)])?;
+        run.set("tau", tau)?;
+        while run.get("phi")?.abs() < 1.5 * std::f64::consts::PI {
+            run.step(1e-3)?;
+            let phi = run.get("phi")?;
+            let passed = if phi.abs() < std::f64::consts::PI {
+                0.0
+            } else {
+                1.0
+            };
+            assert_eq!(
+                run.get("dead_centre_count")?,
+                passed,
+                "w_start {w_start}, tau {tau}: t = {}, phi = {phi}",
+                run.time()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A crank of zero radius is no crank: refused at the start, naming the parameter.
+#[test]
+fn a_crank_of_zero_radius_is_refused() {
+    let error = Run::<CrankSlider>::co_simulation(&[("crank_radius", 0.0)])
+        .err()
+        .expect("refused");
+    assert!(error.contains("crank_radius"), "{error}");
+}

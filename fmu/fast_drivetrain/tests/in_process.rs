@@ -34,3 +34,73 @@ fn a_constant_torque_spins_up_the_shafts_in_closed_form() -> Result<(), String> 
     assert!((e_kin - p * p / (2.0 * delta)).abs() < 1e-12 * e_kin);
     Ok(())
 }
+
+/// The two discs stand for the shafts (documentation, "Two discs"): disc B turns against disc
+/// A, both disc angles are their speeds' integrals through a shift, and the transverse split
+/// is the midpoint where both discs obey the triangle inequality Jyy <= 2 Jxx (the same
+/// margin 2 Jxx - Jyy for both) while Jxx_a + Jxx_b = alpha, in every gear.
+#[test]
+fn the_two_discs_counter_rotate_and_split_the_transverse_inertia_at_the_midpoint(
+) -> Result<(), String> {
+    let mut run = Run::<FastDrivetrain>::co_simulation(&[])?;
+    run.set("tau_eng", 30.0)?;
+    let h = 1e-3;
+    let mut theta_a = run.get("theta_a")?;
+    for k in 0..600 {
+        if k == 300 {
+            run.set("gear", 3.0)?;
+        }
+        let w_before = run.get("w_a")?;
+        run.step(h)?;
+        let w_after = run.get("w_a")?;
+        // Constant acceleration within a step: the angle grows by the mean speed times h.
+        // The step of the shift starts from the new ratio's speed, w_a(t+) = rho_e' w_ds(t+).
+        let w_start = if k == 300 {
+            w_after - (run.get("rho_e")? * run.get("Q")? / run.get("delta")?) * h
+        } else {
+            w_before
+        };
+        theta_a += 0.5 * (w_start + w_after) * h;
+        let (ta, tb) = (run.get("theta_a")?, run.get("theta_b")?);
+        assert!(
+            (ta - theta_a).abs() <= 1e-9 * (1.0 + ta.abs()),
+            "t = {}: theta_a {ta}, integral {theta_a}",
+            run.time()
+        );
+        assert_eq!(tb, -ta, "t = {}", run.time());
+        assert_eq!(run.get("w_b")?, -run.get("w_a")?);
+    }
+    for gear in 1..=6 {
+        let mut run = Run::<FastDrivetrain>::co_simulation(&[("gear", f64::from(gear))])?;
+        run.step(h)?;
+        let alpha = run.get("alpha")?;
+        let (jxx_a, jxx_b) = (run.get("Jxx_a")?, run.get("Jxx_b")?);
+        let (jyy_a, jyy_b) = (run.get("Jyy_a")?, run.get("Jyy_b")?);
+        let (margin_a, margin_b) = (2.0 * jxx_a - jyy_a, 2.0 * jxx_b - jyy_b);
+        assert!(
+            (jxx_a + jxx_b - alpha).abs() <= 1e-15 * alpha,
+            "gear {gear}"
+        );
+        assert!(
+            margin_a >= 0.0 && margin_b >= 0.0,
+            "gear {gear}: {margin_a}, {margin_b}"
+        );
+        assert!(
+            (margin_a - margin_b).abs() <= 1e-12 * alpha,
+            "gear {gear}: margins {margin_a} and {margin_b}"
+        );
+    }
+    Ok(())
+}
+
+/// Shafts without mass (only inertias given) put the discs at the origin, not at 0/0.
+#[test]
+fn massless_shafts_put_the_discs_at_the_origin() -> Result<(), String> {
+    let names = ["m[1]", "m[2]", "m[3]", "m[4]"];
+    let params: Vec<(&str, f64)> = names.iter().map(|n| (*n, 0.0)).collect();
+    let mut run = Run::<FastDrivetrain>::co_simulation(&params)?;
+    run.step(1e-3)?;
+    assert_eq!(run.get("hx_disc")?, 0.0);
+    assert_eq!(run.get("hz_disc")?, 0.0);
+    Ok(())
+}
