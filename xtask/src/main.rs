@@ -35,7 +35,7 @@ commands:
   docs-check every FMU's documentation/index.html in headless Chromium (installed with apt if
              missing): no console message, the reference plot in the DOM and painted, the
              screenshot not blank; first rejects deliberately broken pages
-  test       the whole suite: package, cargo test, docs-check, mutants --diff HEAD~1, fuzz,
+  test       the whole suite: package, cargo test, docs-check, mutants --diff <base>, fuzz,
              memcheck, the checks' own tests, validate, example, scaffold-check
 
 validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
@@ -51,7 +51,8 @@ validate then fails, as the FMUs lack win64).
              writes docs/mutation.md; --crate: those crates only; --keep: reuse every crate's
              stored outcomes (to assemble the table after rerunning some crates); --diff: the
              mutants of the lines changed since REV, failing on one that survives (the test
-             command runs it since HEAD~1)
+             command runs it since the commit in xtask/mutants-base.txt, the last one CI
+             passed on)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions
@@ -447,8 +448,9 @@ fn everything() -> Result<(), String> {
         .args(["test", "--workspace", "--release"])
         .current_dir(root()))?;
     docs_check::docs_check()?;
-    // The mutants of what the last commit changed in fmu/ (the whole set: `cargo xtask mutants`).
-    mutants::mutants(&["mutants", "--diff", "HEAD~1"].map(String::from))?;
+    // The mutants of what this submission changed in fmu/ (the whole set: `cargo xtask mutants`).
+    let base = mutants::submission_base(&root());
+    mutants::mutants(&["mutants".to_string(), "--diff".to_string(), base])?;
     fuzz("60")?;
     memcheck()?;
     check_the_checks()?;

@@ -161,6 +161,30 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The commit this submission started from: `xtask/mutants-base.txt` names the last commit CI
+/// passed on (updated when a submission lands); `HEAD~1` if that commit is not in the clone.
+pub fn submission_base(root: &Path) -> String {
+    let named = std::fs::read_to_string(root.join("xtask/mutants-base.txt"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+        });
+    let known = |rev: &str| {
+        Command::new("git")
+            .args(["cat-file", "-e", &format!("{rev}^{{commit}}")])
+            .current_dir(root)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    match named {
+        Some(rev) if known(&rev) => rev,
+        _ => "HEAD~1".to_string(),
+    }
+}
+
 /// `target/tools/bin/cargo-mutants`, installed on first use.
 fn cargo_mutants() -> Result<PathBuf, String> {
     let tools = root().join("target/tools");
@@ -243,6 +267,10 @@ fn list(tool: &Path, tree: &Path, diff: Option<&Path>) -> Result<Vec<Mutant>, St
             "cargo mutants --list: {}",
             String::from_utf8_lossy(&out.stderr)
         ));
+    }
+    // A diff that touches no mutable code (only tests, say) lists nothing, not even `[]`.
+    if out.stdout.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Vec::new());
     }
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo mutants --list: {e}"))?;
