@@ -110,9 +110,6 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
     let tree = sync_tree(&root)?;
     let mut all = list(&tool, &tree, diff_file.as_deref())?;
     all.retain(|m| m.file.starts_with("fmu/"));
-    if !o.crates.is_empty() {
-        all.retain(|m| o.crates.contains(&m.package));
-    }
     let equivalent = equivalent_mutants(&root)?;
     let mut by_crate: BTreeMap<String, Vec<Mutant>> = BTreeMap::new();
     for m in all {
@@ -124,8 +121,12 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
     let mut results: BTreeMap<String, Vec<(Mutant, Outcome)>> = BTreeMap::new();
     let mut rng = SplitMix(o.seed);
     for (package, mutants) in &by_crate {
-        // A change of hundreds of lines is sampled too, to stay inside CI's time.
+        // A change of hundreds of lines is sampled too, to stay inside CI's time. Every crate
+        // draws in turn, so that `--crate` tests the sample of the whole run.
         let chosen = sample(mutants, o.sample, &mut rng);
+        if !o.crates.is_empty() && !o.crates.contains(package) {
+            continue;
+        }
         let (argued, tested): (Vec<Mutant>, Vec<Mutant>) = chosen
             .into_iter()
             .partition(|m| equivalent.contains(&m.name));
