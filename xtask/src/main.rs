@@ -215,11 +215,15 @@ fn fmi_sim() -> Result<PathBuf, String> {
 /// The validation's own checks, fed deliberately broken inputs (xtask/python/test_checks.py).
 fn check_the_checks() -> Result<(), String> {
     let python = venv()?;
-    // With the C harness, so that its cases (the parameter plan) run rather than skip.
+    // With the C harness, so that its cases (the parameter plan) run rather than skip, and
+    // with every importer (fmi-sim, fmucontainer on the venv's PATH) for the Integer inputs.
     let harness = platforms::harness()?;
+    let fmi_sim = fmi_sim()?;
     run(Command::new(python)
         .args(["-m", "unittest", "-v", "test_checks"])
         .env("FMU_RUN_DIR", harness)
+        .env("FMI_SIM", fmi_sim)
+        .env("PATH", path_with(&root().join(".venv/bin")))
         .current_dir(root().join("xtask/python")))
 }
 

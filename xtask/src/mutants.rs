@@ -11,8 +11,9 @@
 //! The whole set does not fit on two cores in one sitting, so the full run draws at most
 //! `--sample N` mutants per crate with a fixed `--seed`, and gives each crate's score
 //! caught / (caught + missed) with a 95 % interval. `--diff REV` tests every mutant in the lines
-//! changed since REV instead (the test command: since the last commit; at most `--sample` per
-//! crate there too) and fails on a mutant missed and not argued equivalent.
+//! changed since REV instead (the test command: since the commit in `xtask/mutants-base.txt`;
+//! at most `--sample` per crate there too) and fails on a mutant missed and not argued
+//! equivalent.
 
 use crate::{components::components, root, run};
 use std::collections::{BTreeMap, BTreeSet};
