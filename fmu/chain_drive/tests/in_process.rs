@@ -3,7 +3,8 @@
 //! change of kinetic, gravitational, suspension and chain energy plus what friction, damping,
 //! the brake and impacts dissipated, in the full and the inextensible chain models.
 
-use chain_drive::{ChainDrive, FULL, INEXTENSIBLE};
+use chain_drive::{ChainDrive, FULL, INEXTENSIBLE, QSS};
+use fmu_runtime::Model;
 use fmu_runtime::testing::Run;
 
 fn stored(run: &mut Run<ChainDrive>) -> Result<f64, String> {
@@ -142,5 +143,58 @@ fn sprockets_that_overlap_during_the_run_end_it_there() -> Result<(), String> {
             );
         }
     }
+    Ok(())
+}
+
+/// The full chain model is stiff where the chain's damping relaxes a taut run faster than
+/// 1e5 1/s, and the runtime then integrates with BDF. The rate, c A M^-1 A^T, is about
+/// c (r_ds^2/J_ds + r_ws^2/J_rw) ~ 0.2 c with Table 2.2: stiff at c_chain = 1e7 N.s/m, not at
+/// the default damping or at 1e4. The quasi-steady and inextensible models have no chain
+/// states and never are.
+#[test]
+fn stiff_only_where_chain_damping_is_fast() -> Result<(), String> {
+    let stiff = |model: i32, c: f64| -> Result<bool, String> {
+        let parameters = [("chain_model", f64::from(model)), ("c_chain", c)];
+        Ok(Run::<ChainDrive>::co_simulation(&parameters)?.model().stiff())
+    };
+    assert!(stiff(FULL, 1e7)?);
+    assert!(!stiff(FULL, 1e4)?);
+    assert!(!Run::<ChainDrive>::co_simulation(&[])?.model().stiff());
+    for model in [QSS, INEXTENSIBLE] {
+        assert!(!stiff(model, 1e7)?, "chain_model {model}");
+    }
+    Ok(())
+}
+
+/// The event log names the run that is taut: whenever chain_mode reads 1, -1, 0 or 2, the
+/// model's description of the event says upper, lower, slack or both, in each chain model.
+#[test]
+fn the_event_log_names_the_taut_run() -> Result<(), String> {
+    let words = [
+        (1.0, "upper run taut"),
+        (-1.0, "lower run taut"),
+        (0.0, "chain slack"),
+        (2.0, "both runs taut"),
+    ];
+    let mut seen = Vec::new();
+    for model in [FULL, QSS, INEXTENSIBLE] {
+        let mut run = Run::<ChainDrive>::co_simulation(&[("chain_model", f64::from(model))])?;
+        // The engine pulls (upper run), then brakes against the rolling wheel (lower run).
+        for (tau_eng, steps) in [(60.0, 200), (-60.0, 400)] {
+            run.set("tau_eng", tau_eng)?;
+            for _ in 0..steps {
+                run.step(1e-3)?;
+                let mode = run.get("chain_mode")?;
+                let (_, words) = words.iter().find(|(m, _)| *m == mode).expect("a mode");
+                let text = run.model().describe_event(run.time()).unwrap_or_default();
+                assert!(text.starts_with(words), "chain_mode {mode}: {text}");
+                if !seen.contains(&mode.to_bits()) {
+                    seen.push(mode.to_bits());
+                }
+            }
+        }
+    }
+    assert!(seen.contains(&1f64.to_bits()), "the upper run was never taut");
+    assert!(seen.contains(&(-1f64).to_bits()), "the lower run was never taut");
     Ok(())
 }

@@ -78,7 +78,13 @@ fn leaving_the_starting_dead_centre_is_not_a_passage() -> Result<(), String> {
         let mut run =
             Run::<CrankSlider>::co_simulation(&[("phi_start", 0.0), ("w_start", w_start)])?;
         run.set("tau", tau)?;
+        // Bounded: a crank that stops short of 1.5 pi fails here instead of looping.
         while run.get("phi")?.abs() < 1.5 * std::f64::consts::PI {
+            assert!(
+                run.time() < 5.0,
+                "w_start {w_start}, tau {tau}: phi = {} after 5 s, short of 1.5 pi",
+                run.get("phi")?
+            );
             run.step(1e-3)?;
             let phi = run.get("phi")?;
             let passed = if phi.abs() < std::f64::consts::PI {

@@ -496,3 +496,31 @@ impl Model for Cvt {
 }
 
 export_fmu!(Cvt);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sheave held on a stop (restored in that mode, say) is at that stop and at rest; off
+    /// its stop, or moving, it is refused naming s2 or v2. Free, it may be anywhere.
+    #[test]
+    fn a_held_sheave_is_at_its_stop_and_at_rest() {
+        let (lo, hi) = (0.01, 0.02);
+        let cvt = |mode, s2, v2| Cvt {
+            s2_lo: lo,
+            s2_hi: hi,
+            sheave_mode: mode,
+            s2,
+            v2,
+            ..Cvt::default()
+        };
+        for (mode, stop) in [(AT_LOWER, lo), (AT_UPPER, hi)] {
+            assert!(cvt(mode, stop, 0.0).check_state().is_ok(), "mode {mode}");
+            for (s2, v2, name) in [(0.015, 0.0, "s2"), (stop, 1e-3, "v2")] {
+                let error = format!("{:?}", cvt(mode, s2, v2).check_state().err());
+                assert!(error.contains(name), "mode {mode}, s2 {s2}, v2 {v2}: {error}");
+            }
+        }
+        assert!(cvt(FREE, 0.015, 0.3).check_state().is_ok());
+    }
+}

@@ -104,3 +104,29 @@ fn massless_shafts_put_the_discs_at_the_origin() -> Result<(), String> {
     assert_eq!(run.get("hz_disc")?, 0.0);
     Ok(())
 }
+
+/// The shafts the FMU declares by default are the engine its documentation tabulates
+/// (documentation.html, table "default-engine"): mass, inertias and position of each.
+#[test]
+fn the_default_engine_is_the_documented_one() -> Result<(), String> {
+    let html = include_str!("../documentation.html");
+    let start = html.find("<table id=\"default-engine\">").expect("the table");
+    let table = &html[start..start + html[start..].find("</table>").expect("its end")];
+    let mut rows = 0;
+    for row in table.split("<tr>").skip(2) {
+        let cells: Vec<&str> = row
+            .split("<td>")
+            .skip(1)
+            .map(|c| c.split("</td>").next().unwrap_or(""))
+            .collect();
+        let k = cells[0];
+        for (name, cell) in ["m", "Jxx", "Jyy", "hx", "hz"].iter().zip(&cells[2..]) {
+            let documented: f64 = cell.parse().map_err(|e| format!("{name}[{k}]: {e}"))?;
+            let declared = Run::<FastDrivetrain>::co_simulation(&[])?.get(&format!("{name}[{k}]"))?;
+            assert_eq!(declared, documented, "{name}[{k}]");
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, 4);
+    Ok(())
+}

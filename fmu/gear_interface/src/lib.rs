@@ -98,3 +98,38 @@ impl GearInterface {
         Ok(j)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every start value given is the one the interface holds.
+    #[test]
+    fn the_start_values_given_are_kept() {
+        let g = GearInterface::with_parameters(2.0, 0.1, 0.2, 0.3, 4.0);
+        assert_eq!(
+            (g.ratio, g.j_a, g.j_b, g.phi_b_start, g.w_b_start),
+            (2.0, 0.1, 0.2, 0.3, 4.0)
+        );
+    }
+
+    /// Each inertia must itself be finite and >= 0, even where the reflected inertia
+    /// J_b + ratio^2 J_a would come out positive: a negative J_a stores negative energy.
+    #[test]
+    fn each_inertia_is_checked_on_its_own() {
+        for (j_a, j_b, name) in [
+            (-0.001, 0.01, "J_a"),
+            (0.01, -0.001, "J_b"),
+            (f64::INFINITY, 0.01, "J_a"),
+            (0.01, f64::NAN, "J_b"),
+        ] {
+            let error = GearInterface::with_parameters(2.0, j_a, j_b, 0.0, 0.0)
+                .reflected_inertia()
+                .err()
+                .expect("refused");
+            assert!(format!("{error:?}").contains(name), "{error:?}");
+        }
+        let ok = GearInterface::with_parameters(2.0, 0.0, 0.01, 0.0, 0.0).reflected_inertia();
+        assert_eq!(ok.ok(), Some(0.01));
+    }
+}

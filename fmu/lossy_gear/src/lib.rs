@@ -462,3 +462,73 @@ const TABLE_NAMES: [[&str; COLUMNS]; MAX_ROWS] = {
 };
 
 export_fmu!(LossyGear);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// n rows in use have the n - 1 segments 0 to n - 2 between them: a state (restored, say)
+    /// in a segment past them, which would interpolate beyond the table, is refused naming
+    /// `segment`; every segment up to the last is accepted.
+    #[test]
+    fn a_segment_past_the_rows_in_use_is_refused() {
+        for n_rows in 2..=6 {
+            for segment in 0..=n_rows - 1 {
+                let gear = LossyGear {
+                    n_rows,
+                    segment,
+                    ..LossyGear::default()
+                };
+                let result = gear.check_state();
+                if segment <= n_rows - 2 {
+                    assert!(result.is_ok(), "{n_rows} rows, segment {segment}: {result:?}");
+                } else {
+                    let error = format!("{:?}", result.err().expect("refused"));
+                    assert!(error.contains("segment"), "{error}");
+                }
+            }
+        }
+    }
+
+    /// A gear with a three-row table: breakpoints at 0, 5 and 10 rad/s.
+    fn three_rows() -> LossyGear {
+        let mut gear = LossyGear {
+            n_rows: 3,
+            ..LossyGear::default()
+        };
+        gear.loss_table[..3].copy_from_slice(&[
+            [0.0, 0.9, 0.9, 0.1, 0.1],
+            [5.0, 0.8, 0.8, 0.2, 0.2],
+            [10.0, 0.7, 0.7, 0.3, 0.3],
+        ]);
+        gear
+    }
+
+    /// The classic initial() rule: moving means rolling that way, rest means stuck.
+    #[test]
+    fn it_starts_rolling_the_way_it_moves_and_stuck_at_rest() {
+        for (w_b, mode) in [(1.0, FORWARD), (-1.0, BACKWARD), (0.0, STUCK)] {
+            let mut gear = three_rows();
+            gear.gear.w_b = w_b;
+            gear.initialize().expect("valid");
+            assert_eq!(gear.mode, mode, "w_b {w_b}");
+        }
+    }
+
+    /// Rolling forward exactly at the 5 rad/s breakpoint, the segment is the one the speed is
+    /// heading into: below it when slowing down, above it (unchanged, 1) when speeding up.
+    #[test]
+    fn at_a_breakpoint_the_segment_follows_the_speed() {
+        for (tau_a, segment) in [(-1.0, 0), (1.0, 1)] {
+            let mut gear = three_rows();
+            gear.gear.w_b = 5.0;
+            gear.gear.tau_a = tau_a;
+            // Heavy: slow accelerations (|a| << 5 rad/s^2), so speed and acceleration differ.
+            (gear.gear.j_a, gear.gear.j_b) = (100.0, 100.0);
+            gear.mode = FORWARD;
+            gear.segment = 1;
+            gear.event_update(0.0).expect("valid");
+            assert_eq!(gear.segment, segment, "tau_a {tau_a}");
+        }
+    }
+}

@@ -80,4 +80,9 @@ impl<M: Model> Run<M> {
     pub fn time(&self) -> f64 {
         self.time
     }
+
+    /// The model as the integrator sees it now, for what no variable shows (`stiff()`, say).
+    pub fn model(&self) -> &M {
+        &self.instance.model
+    }
 }

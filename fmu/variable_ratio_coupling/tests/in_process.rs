@@ -35,3 +35,55 @@ fn a_constant_speed_difference_winds_up_the_compliance() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The power flow starts in the direction the start values give: forward (+1) when the base
+/// feeds the spring, reverse (-1) when the follower does. At rest with the spring preloaded by
+/// tau_B_start and the shafts turning together (dphi/dt = r w_F - w_B = 0), the base puts in
+/// tau_B w_B: forward for tau_B_start w_B > 0, reverse for tau_B_start w_B < 0.
+#[test]
+fn the_power_flow_starts_the_way_the_start_values_drive_it() -> Result<(), String> {
+    for (tau_b_start, w_b, flow) in [(2.0, 1.0, 1.0), (-2.0, 1.0, -1.0), (2.0, -1.0, -1.0)] {
+        let r = 2.0;
+        let run = &mut Run::<Vrc>::co_simulation(&[
+            ("tau_B_start", tau_b_start),
+            ("w_B", w_b),
+            ("w_F", w_b / r),
+            ("r", r),
+        ])?;
+        assert_eq!(
+            run.get("power_flow")?,
+            flow,
+            "tau_B_start {tau_b_start}, w_B {w_b}"
+        );
+        assert!((run.get("tau_B")? - tau_b_start).abs() < 1e-12);
+    }
+    Ok(())
+}
+
+/// A ratio that is not positive, reached during the run, is refused naming r and its value:
+/// by fmi2SetReal where it leaves the declared range (r < 0, NaN), by the next step where the
+/// range admits it (r = 0, the range's bound, which no transmission has).
+#[test]
+fn a_ratio_reached_during_the_run_is_checked() -> Result<(), String> {
+    for r in [0.0, -1.5, f64::NAN] {
+        let mut run = Run::<Vrc>::co_simulation(&[("w_F", 1.0)])?;
+        run.step(1e-3)?;
+        let error = match run.set("r", r) {
+            Err(error) => error,
+            Ok(()) => run.step(1e-3).err().expect("refused"),
+        };
+        assert!(error.contains(&format!("r = {r}")), "{error}");
+    }
+    Ok(())
+}
+
+/// The efficiency is a fraction in (0, 1]: 0, negative, above 1 or NaN is refused naming eta.
+#[test]
+fn an_efficiency_outside_zero_one_is_refused() {
+    for eta in [0.0, -0.5, 1.5, f64::NAN] {
+        let error = Run::<Vrc>::co_simulation(&[("eta", eta)])
+            .err()
+            .expect("refused");
+        assert!(error.contains("eta"), "eta {eta}: {error}");
+    }
+}

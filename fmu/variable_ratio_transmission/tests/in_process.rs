@@ -4,6 +4,7 @@
 //! kinetic energy + spring energy + energy_loss, with and without the losses.
 
 use fmu_runtime::testing::Run;
+use fmu_runtime::Model;
 use variable_ratio_transmission::VariableRatioTransmission as Vrt;
 
 fn balance(parameters: &[(&str, f64)]) -> Result<(), String> {
@@ -36,4 +37,59 @@ fn balance(parameters: &[(&str, f64)]) -> Result<(), String> {
 fn the_work_of_the_torques_is_stored_or_dissipated() -> Result<(), String> {
     balance(&[])?;
     balance(&[("losses", 1.0), ("mu_B", 1e-3), ("mu_F", 2e-3)])
+}
+
+/// The inertias are positive and finite: zero, negative, infinite or NaN is refused naming
+/// J_B or J_F.
+#[test]
+fn inertias_must_be_positive() {
+    for name in ["J_B", "J_F"] {
+        for j in [0.0, -0.01, f64::INFINITY, f64::NAN] {
+            let error = Run::<Vrt>::co_simulation(&[(name, j)])
+                .err()
+                .expect("refused");
+            assert!(error.contains(name), "{name} = {j}: {error}");
+        }
+    }
+}
+
+/// The power flow starts the way the start values drive it (see the coupling's test): the
+/// spring preloaded by tau_B_start, both shafts turning together at w_B = r w_F.
+#[test]
+fn the_power_flow_starts_the_way_the_start_values_drive_it() -> Result<(), String> {
+    for (tau_b_start, w_b, flow) in [(2.0, 1.0, 1.0), (-2.0, 1.0, -1.0), (2.0, -1.0, -1.0)] {
+        let r = 2.0;
+        let run = &mut Run::<Vrt>::co_simulation(&[
+            ("tau_B_start", tau_b_start),
+            ("w_B_start", w_b),
+            ("w_F_start", w_b / r),
+            ("r", r),
+        ])?;
+        assert_eq!(
+            run.get("power_flow")?,
+            flow,
+            "tau_B_start {tau_b_start}, w_B {w_b}"
+        );
+    }
+    Ok(())
+}
+
+/// Stiff exactly when the overdamped compliance mode decays faster than 1e5 1/s. The mode:
+/// J_e phi'' + k_v phi' + k_p phi = 0 with the inertias in series through the ratio,
+/// J_e = J_B J_F / (J_F + r^2 J_B); its fast rate is lambda = 1e5 where
+/// J_e lambda^2 - k_v lambda + k_p = 0, that is at k_v = J_e 1e5 + k_p / 1e5.
+#[test]
+fn stiff_when_the_compliance_decays_faster_than_1e5_per_second() -> Result<(), String> {
+    let (j_b, j_f, k_p) = (0.01, 0.02, 30000.0);
+    for r in [0.5, 2.0] {
+        let j_e = j_b * j_f / (j_f + r * r * j_b);
+        let k_v = j_e * 1e5 + k_p / 1e5;
+        for (factor, stiff) in [(0.99, false), (1.01, true)] {
+            let run = Run::<Vrt>::co_simulation(&[("r", r), ("k_v", factor * k_v)])?;
+            assert_eq!(run.model().stiff(), stiff, "r {r}, k_v {}", factor * k_v);
+        }
+    }
+    // The defaults: a lightly damped 338 Hz oscillation, which any integrator must follow.
+    assert!(!Run::<Vrt>::co_simulation(&[])?.model().stiff());
+    Ok(())
 }
