@@ -185,14 +185,14 @@ impl Scenario {
             .collect()
     }
 
-    pub fn set_inputs(&self, inst: &Instance, t: f64) {
+    pub fn set_inputs(&self, inst: &impl SetByName, t: f64) {
         for (n, v, integer) in self.typed_inputs_at(t) {
             let status = if integer {
-                inst.set_int(n, v as i32)
+                inst.set_int_by_name(n, v as i32)
             } else {
-                inst.set(n, v)
+                inst.set_by_name(n, v)
             };
-            assert_eq!(status, OK, "{n} = {v} at t = {t}: {}", inst.log_text());
+            assert_eq!(status, OK, "{n} = {v} at t = {t}: {}", inst.log());
         }
     }
 
@@ -211,5 +211,37 @@ impl Scenario {
             };
             assert_eq!(status, OK, "{n}");
         }
+    }
+}
+
+/// An FMI 2.0 or FMI 3.0 instance whose Reals and Integers are set by name (statuses are
+/// c_int with OK = 0 in both).
+pub trait SetByName {
+    fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int;
+    fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int;
+    fn log(&self) -> String;
+}
+
+impl SetByName for Instance<'_> {
+    fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int {
+        self.set(name, value)
+    }
+    fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int {
+        self.set_int(name, value)
+    }
+    fn log(&self) -> String {
+        self.log_text()
+    }
+}
+
+impl SetByName for crate::fmi3::Instance3<'_> {
+    fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int {
+        self.set(name, value)
+    }
+    fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int {
+        self.set_int(name, value)
+    }
+    fn log(&self) -> String {
+        self.log_text()
     }
 }

@@ -62,17 +62,6 @@ fn start2<'a>(fmu: &'a Fmu, sc: &Scenario) -> Instance<'a> {
     inst
 }
 
-fn set_inputs3(inst: &Instance3, sc: &Scenario, t: f64) {
-    for (n, v, integer) in sc.typed_inputs_at(t) {
-        let status = if integer {
-            inst.set_int(n, v as i32)
-        } else {
-            inst.set(n, v)
-        };
-        assert_eq!(status, OK, "{n} = {v}: {}", inst.log_text());
-    }
-}
-
 fn start3<'a>(fmu: &'a Fmu3, fmu2: &Fmu, sc: &Scenario, kind: Kind) -> Instance3<'a> {
     let inst = fmu.instantiate(kind).unwrap();
     for (n, v) in &sc.params {
@@ -87,7 +76,7 @@ fn start3<'a>(fmu: &'a Fmu3, fmu2: &Fmu, sc: &Scenario, kind: Kind) -> Instance3
         inst.enter_initialization_mode(Some(sc.tol), 0.0, sc.stop),
         OK
     );
-    set_inputs3(&inst, sc, 0.0);
+    sc.set_inputs(&inst, 0.0);
     assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
     inst
 }
@@ -147,7 +136,7 @@ fn without_event_mode_every_scenario_is_bit_identical_to_fmi2() {
                 let inst = start3(&fmu3, &fmu2, &sc, kind);
                 let g = grid(&sc);
                 for (k, w) in g.windows(2).enumerate() {
-                    set_inputs3(&inst, &sc, w[0]);
+                    sc.set_inputs(&inst, w[0]);
                     let step = inst.do_step(w[0], w[1] - w[0]);
                     assert_eq!(step.status, OK, "{}", inst.log_text());
                     assert!(!step.early_return && !step.event_handling_needed);
@@ -194,7 +183,7 @@ fn run_event_mode(
     let (mut rows, mut returns) = (Vec::new(), Vec::new());
     let g = grid(sc);
     for w in g.windows(2) {
-        set_inputs3(&inst, sc, w[0]);
+        sc.set_inputs(&inst, w[0]);
         let mut t = w[0];
         loop {
             let step = inst.do_step(t, w[1] - t);
@@ -304,7 +293,7 @@ fn intermediate_updates_and_early_return() {
     *inst.env.reenter.lock().unwrap() = Some((fmu3.api.get_float64, inst.c));
     let (mut early, mut at_time) = (0, 0);
     for (k, w) in g.windows(2).enumerate() {
-        set_inputs3(&inst, &sc, w[0]);
+        sc.set_inputs(&inst, w[0]);
         let before = inst.env.updates.lock().unwrap().len();
         // Every 4th step: an early return at its second internal step; every 4th + 2: one
         // asked at its first internal step for the middle of the step.

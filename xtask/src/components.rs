@@ -2,6 +2,7 @@
 //! and names its FMU's model identifier in `[package.metadata.fmu] model`.
 
 use crate::root;
+use std::path::Path;
 use std::process::Command;
 
 /// A component crate: its package name and the model identifier of its FMU.
@@ -12,19 +13,7 @@ pub struct Component {
 
 /// Every component crate of the workspace, sorted by package name.
 pub fn components() -> Result<Vec<Component>, String> {
-    let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(root())
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let metadata = metadata(&root())?;
     let mut found = Vec::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
         let cdylib = package["targets"]
@@ -52,4 +41,20 @@ pub fn components() -> Result<Vec<Component>, String> {
     }
     found.sort_by(|a, b| a.crate_name.cmp(&b.crate_name));
     Ok(found)
+}
+
+/// `cargo metadata` of the workspace at `dir`, without dependencies.
+pub fn metadata(dir: &Path) -> Result<serde_json::Value, String> {
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata: {e}"))
 }

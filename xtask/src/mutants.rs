@@ -307,13 +307,7 @@ fn equivalent_mutants(root: &Path) -> Result<BTreeSet<String>, String> {
 /// For every `fmu/` crate, the `fmu/` crates whose tests guard it: itself and every crate that
 /// depends on it, directly or not.
 fn dependents(tree: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
-    let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(tree)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let metadata = crate::components::metadata(tree)?;
     let fmu_dir = tree.join("fmu");
     let mut uses: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in metadata["packages"].as_array().into_iter().flatten() {

@@ -4,8 +4,8 @@
 //! the brake and impacts dissipated, in the full and the inextensible chain models.
 
 use chain_drive::{ChainDrive, FULL, INEXTENSIBLE, QSS};
-use fmu_runtime::Model;
 use fmu_runtime::testing::Run;
+use fmu_runtime::Model;
 
 fn stored(run: &mut Run<ChainDrive>) -> Result<f64, String> {
     let mut e = 0.0;
@@ -155,7 +155,9 @@ fn sprockets_that_overlap_during_the_run_end_it_there() -> Result<(), String> {
 fn stiff_only_where_chain_damping_is_fast() -> Result<(), String> {
     let stiff = |model: i32, c: f64| -> Result<bool, String> {
         let parameters = [("chain_model", f64::from(model)), ("c_chain", c)];
-        Ok(Run::<ChainDrive>::co_simulation(&parameters)?.model().stiff())
+        Ok(Run::<ChainDrive>::co_simulation(&parameters)?
+            .model()
+            .stiff())
     };
     assert!(stiff(FULL, 1e7)?);
     assert!(!stiff(FULL, 1e4)?);
@@ -194,7 +196,13 @@ fn the_event_log_names_the_taut_run() -> Result<(), String> {
             }
         }
     }
-    assert!(seen.contains(&1f64.to_bits()), "the upper run was never taut");
-    assert!(seen.contains(&(-1f64).to_bits()), "the lower run was never taut");
+    assert!(
+        seen.contains(&1f64.to_bits()),
+        "the upper run was never taut"
+    );
+    assert!(
+        seen.contains(&(-1f64).to_bits()),
+        "the lower run was never taut"
+    );
     Ok(())
 }

@@ -518,7 +518,10 @@ mod tests {
             assert!(cvt(mode, stop, 0.0).check_state().is_ok(), "mode {mode}");
             for (s2, v2, name) in [(0.015, 0.0, "s2"), (stop, 1e-3, "v2")] {
                 let error = format!("{:?}", cvt(mode, s2, v2).check_state().err());
-                assert!(error.contains(name), "mode {mode}, s2 {s2}, v2 {v2}: {error}");
+                assert!(
+                    error.contains(name),
+                    "mode {mode}, s2 {s2}, v2 {v2}: {error}"
+                );
             }
         }
         assert!(cvt(FREE, 0.015, 0.3).check_state().is_ok());

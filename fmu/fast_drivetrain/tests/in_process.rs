@@ -110,7 +110,9 @@ fn massless_shafts_put_the_discs_at_the_origin() -> Result<(), String> {
 #[test]
 fn the_default_engine_is_the_documented_one() -> Result<(), String> {
     let html = include_str!("../documentation.html");
-    let start = html.find("<table id=\"default-engine\">").expect("the table");
+    let start = html
+        .find("<table id=\"default-engine\">")
+        .expect("the table");
     let table = &html[start..start + html[start..].find("</table>").expect("its end")];
     let mut rows = 0;
     for row in table.split("<tr>").skip(2) {
@@ -122,7 +124,8 @@ fn the_default_engine_is_the_documented_one() -> Result<(), String> {
         let k = cells[0];
         for (name, cell) in ["m", "Jxx", "Jyy", "hx", "hz"].iter().zip(&cells[2..]) {
             let documented: f64 = cell.parse().map_err(|e| format!("{name}[{k}]: {e}"))?;
-            let declared = Run::<FastDrivetrain>::co_simulation(&[])?.get(&format!("{name}[{k}]"))?;
+            let declared =
+                Run::<FastDrivetrain>::co_simulation(&[])?.get(&format!("{name}[{k}]"))?;
             assert_eq!(declared, documented, "{name}[{k}]");
         }
         rows += 1;

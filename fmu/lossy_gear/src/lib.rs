@@ -481,7 +481,10 @@ mod tests {
                 };
                 let result = gear.check_state();
                 if segment <= n_rows - 2 {
-                    assert!(result.is_ok(), "{n_rows} rows, segment {segment}: {result:?}");
+                    assert!(
+                        result.is_ok(),
+                        "{n_rows} rows, segment {segment}: {result:?}"
+                    );
                 } else {
                     let error = format!("{:?}", result.err().expect("refused"));
                     assert!(error.contains("segment"), "{error}");

@@ -342,7 +342,11 @@ mod tests {
         assert!(!sharp.stiff(j_b, j_f, 1.0, 1e-3));
         // Stiff when a rate exceeds 1e5 1/s, not when it equals it: mu_B/J_B = 5e4/0.5.
         assert!(!Transmission { mu_b: 5e4, ..t }.stiff(0.5, j_f, 1.0, 0.0));
-        assert!(Transmission { mu_b: 5.0001e4, ..t }.stiff(0.5, j_f, 1.0, 0.0));
+        assert!(Transmission {
+            mu_b: 5.0001e4,
+            ..t
+        }
+        .stiff(0.5, j_f, 1.0, 0.0));
     }
 
     #[test]
