@@ -222,26 +222,20 @@ pub trait SetByName {
     fn log(&self) -> String;
 }
 
-impl SetByName for Instance<'_> {
-    fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int {
-        self.set(name, value)
-    }
-    fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int {
-        self.set_int(name, value)
-    }
-    fn log(&self) -> String {
-        self.log_text()
-    }
+/// Both instance types name the calls alike (`set`, `set_int`, `log_text`).
+macro_rules! set_by_name {
+    ($($instance:ty),*) => {$(
+        impl SetByName for $instance {
+            fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int {
+                self.set(name, value)
+            }
+            fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int {
+                self.set_int(name, value)
+            }
+            fn log(&self) -> String {
+                self.log_text()
+            }
+        }
+    )*};
 }
-
-impl SetByName for crate::fmi3::Instance3<'_> {
-    fn set_by_name(&self, name: &str, value: f64) -> std::os::raw::c_int {
-        self.set(name, value)
-    }
-    fn set_int_by_name(&self, name: &str, value: i32) -> std::os::raw::c_int {
-        self.set_int(name, value)
-    }
-    fn log(&self) -> String {
-        self.log_text()
-    }
-}
+set_by_name!(Instance<'_>, crate::fmi3::Instance3<'_>);

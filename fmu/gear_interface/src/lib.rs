@@ -125,8 +125,7 @@ mod tests {
         ] {
             let error = GearInterface::with_parameters(2.0, j_a, j_b, 0.0, 0.0)
                 .reflected_inertia()
-                .err()
-                .expect("refused");
+                .expect_err("refused");
             assert!(format!("{error:?}").contains(name), "{error:?}");
         }
         let ok = GearInterface::with_parameters(2.0, 0.0, 0.01, 0.0, 0.0).reflected_inertia();

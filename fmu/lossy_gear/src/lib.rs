@@ -486,7 +486,7 @@ mod tests {
                         "{n_rows} rows, segment {segment}: {result:?}"
                     );
                 } else {
-                    let error = format!("{:?}", result.err().expect("refused"));
+                    let error = format!("{:?}", result.expect_err("refused"));
                     assert!(error.contains("segment"), "{error}");
                 }
             }

@@ -70,7 +70,7 @@ fn a_ratio_reached_during_the_run_is_checked() -> Result<(), String> {
         run.step(1e-3)?;
         let error = match run.set("r", r) {
             Err(error) => error,
-            Ok(()) => run.step(1e-3).err().expect("refused"),
+            Ok(()) => run.step(1e-3).expect_err("refused"),
         };
         assert!(error.contains(&format!("r = {r}")), "{error}");
     }
