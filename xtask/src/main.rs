@@ -254,32 +254,54 @@ fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
 }
 
 /// The coverage-guided fuzzer (`fuzz/`): libFuzzer on every model's FMI 2.0 and FMI 3.0 C ABI
-/// in-process, for `seconds`, from the checked-in corpus (`fuzz/corpus/fmi_calls`, read only)
-/// and what earlier runs found (`target/fuzz/corpus`, where new inputs go). Built as cargo-fuzz
-/// builds (sanitizer coverage, 8-bit counters, compare tracing) with AddressSanitizer, whose
-/// LeakSanitizer makes a leak a failure; the stable compiler takes `-Zsanitizer` with
-/// RUSTC_BOOTSTRAP=1. A failure leaves its input in `target/fuzz/artifacts/`; replay it with
-/// `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs up to 512 bytes from
-/// the start (`-len_control=0`): a sequence deep enough to matter (initialize, snapshot, restore,
-/// switch modes) takes a few dozen bytes, which libFuzzer's slow growth of lengths reaches late.
+/// in-process, for `seconds`, from the checked-in corpus (`fuzz/corpus/fmi_calls`, read only),
+/// what earlier runs found (`target/fuzz/corpus`, where new inputs go) and sequences of the
+/// random generator (`random_sequences --record`, a sixtieth of the time, at least 1 s, into
+/// `target/fuzz/seeds`). Those seeds give libFuzzer the depth a random 400-call sequence
+/// reaches and its own byte mutations rarely build (restore, then switch modes, then ...).
+/// Built as cargo-fuzz builds (sanitizer coverage, 8-bit counters, compare tracing) with
+/// AddressSanitizer, whose LeakSanitizer makes a leak a failure; the stable compiler takes
+/// `-Zsanitizer` with RUSTC_BOOTSTRAP=1. A failure leaves its input in `target/fuzz/artifacts/`;
+/// replay it with `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs as
+/// long as the seeds from the start (`-len_control=0`).
 fn fuzz(seconds: &str) -> Result<(), String> {
     seconds
         .parse::<u64>()
         .map_err(|_| format!("fuzz: '{seconds}' is not a whole number of seconds"))?;
+    let total: u64 = seconds.parse().expect("checked above");
     let root = root();
     fuzz_test(&root, true)?;
     let binary = fuzz_build()?;
     let scratch = root.join("target/fuzz/corpus");
     let artifacts = root.join("target/fuzz/artifacts");
+    let seeds = root.join("target/fuzz/seeds");
+    let _ = std::fs::remove_dir_all(&seeds);
     for dir in [&scratch, &artifacts] {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    // The seeds: uninstrumented, from a fixed first seed, so a run is repeatable. Few: libFuzzer
+    // replays every seed before its clock starts, under ASan about 20 inputs a second.
+    let seeding = (total / 60).max(1);
+    run(Command::new(env!("CARGO"))
+        .args(["run", "--release", "--locked", "--bin", "random_sequences"])
+        .arg("--manifest-path")
+        .arg(root.join("fuzz/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .arg("--")
+        .arg(seeding.to_string())
+        .args(["1", "--record"])
+        .arg(&seeds)
+        .current_dir(&root))?;
     run(Command::new(binary)
         .arg(&scratch)
         .arg(root.join("fuzz/corpus/fmi_calls"))
-        .arg(format!("-max_total_time={seconds}"))
+        .arg(&seeds)
+        .arg(format!(
+            "-max_total_time={}",
+            total.saturating_sub(seeding).max(1)
+        ))
         .args([
-            "-max_len=512",
+            "-max_len=65536",
             "-len_control=0",
             "-timeout=10",
             "-rss_limit_mb=4096",
@@ -299,7 +321,8 @@ fn fuzz(seconds: &str) -> Result<(), String> {
         format!(
             "coverage-guided fuzzing (libFuzzer, AddressSanitizer and LeakSanitizer; fuzz/) of \
              call sequences of the FMI 2.0 and FMI 3.0 APIs of every model in-process, from \
-             the checked-in corpus, for {seconds} s: no crash, hang, leak or failed oracle\n{}\n",
+             the checked-in corpus and the random generator's sequences, for {seconds} s: no \
+             crash, hang, leak or failed oracle\n{}\n",
             models.join(", ")
         ),
     )

@@ -8,6 +8,8 @@ pub struct Ball {
     pub h: f64,
     pub v: f64,
     pub bounces: i32,
+    /// Integrated by BDF, as a stiff model is.
+    pub stiff: bool,
 }
 
 pub const G: f64 = 9.81;
@@ -21,6 +23,9 @@ impl Model for Ball {
     const DOCUMENTATION: &'static str = "";
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const EVENT_INDICATORS: usize = 1;
+    fn stiff(&self) -> bool {
+        self.stiff
+    }
     fn initialize(&mut self) -> Result<(), Invalid> {
         Ok(())
     }

@@ -1,7 +1,11 @@
 //! The random fuzzer the coverage-guided one is measured against: the same sequences drawn
 //! from seeded generators instead of inputs, fresh seeds for a given time. With `--record DIR`
 //! each sequence is also written as the libFuzzer input that replays it, so that the
-//! instrumented binary reads off the coverage it reached (`fmi_calls -runs=0 DIR`).
+//! instrumented binary reads off the coverage it reached (`fmi_calls -runs=0 DIR`), and so are
+//! its prefixes of 32, 64, 128, ... bytes (an input's prefix replays the sequence's first calls):
+//! libFuzzer reads a corpus shortest first and keeps an input only for coverage not yet seen, so
+//! what a sequence reached early is kept as a short input, which its mutations can work on
+//! (a byte mutation lands on the call that matters one time in the input's length).
 //!
 //!     random_sequences <seconds> [first seed] [--record DIR]
 
@@ -28,7 +32,11 @@ fn main() {
         };
         fmu_fuzz::run(&mut choices, &format!("seed {seed}"));
         if let Some(dir) = record {
-            std::fs::write(format!("{dir}/seed-{seed}"), &choices.bytes).expect("record");
+            let bytes = &choices.bytes;
+            let prefixes = (5..).map(|k| 1usize << k).take_while(|&n| n < bytes.len());
+            for n in prefixes.chain([bytes.len()]) {
+                std::fs::write(format!("{dir}/seed-{seed}-{n}"), &bytes[..n]).expect("record");
+            }
         }
         seed += 1;
     }

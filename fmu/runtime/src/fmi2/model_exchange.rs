@@ -208,4 +208,56 @@ mod tests {
         assert_eq!(ball.model.h, 0.0);
         assert_eq!(ball.indicator_at_zero(0.0), None);
     }
+
+    /// A model whose event iteration takes `left` more updates that change something.
+    #[derive(Default, Clone)]
+    struct Countdown {
+        left: usize,
+    }
+    crate::test_states!(Countdown;);
+    impl Model for Countdown {
+        const NAME: &'static str = "Countdown";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
+        fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+            let changed = self.left > 0;
+            self.left = self.left.saturating_sub(1);
+            Ok(changed)
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    /// An importer repeating fmi2NewDiscreteStates gets as many updates as Co-Simulation's own
+    /// event iteration makes, and is refused where it gives up.
+    #[test]
+    fn both_interfaces_give_up_an_event_iteration_at_the_same_count() {
+        let max = integrator::MAX_EVENT_ITERATIONS;
+        for (changes, converges) in [(max - 1, true), (max, false)] {
+            let mut cs = Countdown { left: changes };
+            let co_simulation = integrator::event_iteration(&mut cs, 0.0).is_ok();
+            let mut me = model_exchange::<Countdown>();
+            me.model.left = changes;
+            me.enter_event_mode();
+            let model_exchange = loop {
+                match me.new_discrete_states() {
+                    Ok(info) if info.new_discrete_states_needed => continue,
+                    Ok(_) => break true,
+                    Err(e) => {
+                        assert!(e.contains(&format!("did not converge in {max}")), "{e}");
+                        break false;
+                    }
+                }
+            };
+            assert_eq!(
+                (co_simulation, model_exchange),
+                (converges, converges),
+                "{changes}"
+            );
+        }
+    }
 }

@@ -152,3 +152,33 @@ pub fn converges_with_order(pair: &'static Tableau, h: f64, order: f64, dense_or
         "dense order {observed}: {coarse:?} {fine:?}"
     );
 }
+
+/// A step that would end within `near` of the stop ends on it: no sliver of a step after.
+#[test]
+fn a_step_ending_near_the_stop_ends_on_it() {
+    // A tolerance no step fails: the step is the one proposed.
+    let mut rk = Erk::new(&crate::ode::tsit5::TSIT5, 1, 0, 1e6, 1e6);
+    rk.set(&mut Decay, 0.0, &[1.0], 0.0);
+    rk.h = 1.0 - 0.5e-3;
+    assert!(matches!(
+        rk.step(&mut Decay, 1.0, 1e-3).unwrap(),
+        Stepped::Stop
+    ));
+    assert_eq!(rk.t, 1.0);
+}
+
+/// An indicator that starts at zero and moves away has not crossed: no root is reported
+/// (y from 0.8 rises first, so y - 0.8 leaves zero upward).
+#[test]
+fn an_indicator_leaving_zero_has_not_crossed() {
+    let mut rk = Erk::new(&crate::ode::tsit5::TSIT5, 1, 1, 1e-10, 1e-13);
+    rk.set(&mut Decay, 0.0, &[0.8], 0.0);
+    rk.h = rk.first_step(&mut Decay);
+    loop {
+        match rk.step(&mut Decay, 0.3, 1e-13).unwrap() {
+            Stepped::Inside => assert!(rk.y()[0] > 0.8),
+            Stepped::Stop => break,
+            Stepped::Root(t) => panic!("a root at t = {t}"),
+        }
+    }
+}

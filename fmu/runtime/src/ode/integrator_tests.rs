@@ -91,12 +91,17 @@ fn a_model_limited_by_accuracy_gets_verners_pair_and_goes_further_for_less() {
 
 #[test]
 fn bounce_times_are_located_inside_the_step() {
-    // Both explicit pairs: Tsit5 at 1e-8, DOP853 at 1e-11.
-    for rtol in [1e-8, 1e-11] {
+    // Both explicit pairs (Tsit5 at 1e-8, DOP853 at 1e-11) and BDF, whose crossing is located
+    // on its interpolant: the states at the bounce are those there, not the step's end.
+    for (rtol, stiff, tol) in [
+        (1e-8, false, 1e-8),
+        (1e-11, false, 1e-8),
+        (1e-8, true, 1e-6),
+    ] {
         let mut ball = Ball {
             h: 1.0,
-            v: 0.0,
-            bounces: 0,
+            stiff,
+            ..Default::default()
         };
         // One communication step of 1 s holds the first two bounces.
         let t1 = (2.0f64 / G).sqrt();
@@ -108,12 +113,74 @@ fn bounce_times_are_located_inside_the_step() {
         let v2 = E * E * G * t1;
         let dt = 1.0 - t2;
         assert!(
-            (ball.v - (v2 - G * dt)).abs() < 1e-8,
-            "{rtol}: v = {}",
+            (ball.v - (v2 - G * dt)).abs() < tol,
+            "{rtol} stiff {stiff}: v = {}",
             ball.v
         );
         let h = v2 * dt - 0.5 * G * dt * dt;
-        assert!((ball.h - h).abs() < 1e-8, "{rtol}: h = {}", ball.h);
+        assert!(
+            (ball.h - h).abs() < tol,
+            "{rtol} stiff {stiff}: h = {}",
+            ball.h
+        );
+    }
+}
+
+/// A model may change modes up to MAX_SEGMENTS times in one step (the message says "more
+/// than"); one more is chatter. x' = 1 with an indicator x - next that moves on by `gap` at
+/// each crossing: `count` crossings in (0, 1).
+#[test]
+fn the_chatter_limit_is_the_documented_count() {
+    #[derive(Default, Clone)]
+    struct Ladder {
+        x: f64,
+        next: f64,
+        gap: f64,
+    }
+    crate::test_states!(Ladder; x);
+    impl Model for Ladder {
+        const NAME: &'static str = "Ladder";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
+        const EVENT_INDICATORS: usize = 1;
+        fn initialize(&mut self) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = 1.0;
+        }
+        fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+            z.set(0, self.next - self.x, crate::Side::Positive, 0.0);
+        }
+        fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
+            let passed = self.x >= self.next;
+            if passed {
+                self.next += self.gap;
+            }
+            Ok(passed)
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+    for (count, allowed) in [(MAX_SEGMENTS, true), (MAX_SEGMENTS + 1, false)] {
+        let gap = 1.0 / count as f64;
+        let mut m = Ladder {
+            next: 0.5 * gap,
+            gap,
+            ..Default::default()
+        };
+        match integrate(&mut m, 0.0, 1.0, 1e-6) {
+            Ok(stats) => {
+                assert!(allowed, "{count} crossings accepted");
+                assert_eq!(stats.state_events, count);
+                assert!((m.x - 1.0).abs() < 1e-9, "x = {}", m.x);
+            }
+            Err(StepError::Solver(_, why)) => {
+                assert!(!allowed, "{count} crossings refused: {why}");
+                assert!(why.contains("more than 10000 events"), "{why}");
+            }
+            Err(e) => panic!("{e:?}"),
+        }
     }
 }
 
