@@ -265,10 +265,9 @@ fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
 /// replay it with `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs as
 /// long as the seeds from the start (`-len_control=0`).
 fn fuzz(seconds: &str) -> Result<(), String> {
-    seconds
-        .parse::<u64>()
+    let total: u64 = seconds
+        .parse()
         .map_err(|_| format!("fuzz: '{seconds}' is not a whole number of seconds"))?;
-    let total: u64 = seconds.parse().expect("checked above");
     let root = root();
     fuzz_test(&root, true)?;
     let binary = fuzz_build()?;
