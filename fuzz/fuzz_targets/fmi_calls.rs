@@ -3,8 +3,12 @@
 #![no_main]
 
 use fmu_harness::sequence::Bytes;
-use libfuzzer_sys::fuzz_target;
+use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 
 fuzz_target!(|data: &[u8]| {
     fmu_fuzz::run(&mut Bytes::new(data), "fuzz input");
+});
+
+fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+    fmu_fuzz::mutate(data, size, max_size, seed, libfuzzer_sys::fuzzer_mutate)
 });

@@ -6,7 +6,7 @@
 //! (`fmu_harness::sequence`, with its oracles).
 
 use fmu_harness::fmi3::Fmu3;
-use fmu_harness::sequence::{fmi2_sequence, fmi3_sequence, Choices};
+use fmu_harness::sequence::{fmi2_sequence, fmi3_sequence, Choices, Rng};
 use fmu_harness::Fmu;
 use fmu_runtime::__export::ffi;
 use fmu_runtime::Model;
@@ -101,6 +101,32 @@ pub fn run(choices: &mut impl Choices, label: &str) {
     }
 }
 
+/// Half of the mutations: an input cut at a random point and continued with fresh calls (any
+/// bytes decode as calls), so that a kept input, the deep state its calls reached, is the start
+/// of new sequences; the random generator starts every sequence from nothing. The other half:
+/// libFuzzer's own byte mutations (`default`).
+pub fn mutate(
+    data: &mut [u8],
+    size: usize,
+    max_size: usize,
+    seed: u32,
+    default: fn(&mut [u8], usize, usize) -> usize,
+) -> usize {
+    let mut rng = Rng::seeded(u64::from(seed));
+    if rng.below(2) == 0 {
+        return default(data, size, max_size);
+    }
+    // The later of two cuts: most of what the input reached is kept.
+    let n = size as u64 + 1;
+    let cut = rng.below(n).max(rng.below(n)) as usize;
+    // Up to about three hundred calls (a call reads a handful of bytes).
+    let end = (cut + 4 + rng.below(2048) as usize).min(max_size);
+    for b in &mut data[cut..end] {
+        *b = rng.draw() as u8;
+    }
+    end
+}
+
 /// Choices from `inner`, written down as the fuzzer's input that makes the same choices
 /// (`fmu_harness::sequence::Bytes`): a random sequence becomes an input the libFuzzer binary
 /// can replay, so both fuzzers' coverage is read off one instrumented binary.
@@ -142,6 +168,41 @@ impl<C: Choices> Choices for Recorder<C> {
 
 #[cfg(test)]
 mod tests {
+    /// Over many seeds the mutator hands half the inputs to libFuzzer's mutations and continues
+    /// the others: the bytes before the cut kept, fresh bytes after it, within `max_size`, and
+    /// mostly (the later of two cuts) more than half the input kept.
+    #[test]
+    fn the_mutator_continues_inputs() {
+        fn default(_: &mut [u8], size: usize, _: usize) -> usize {
+            size + 1_000_000
+        }
+        let input: Vec<u8> = (0..1000).map(|i| (i % 251) as u8).collect();
+        let (mut defaults, mut continued, mut late) = (0, 0, 0);
+        for seed in 0..2000 {
+            let mut data = input.clone();
+            data.resize(1500, 0);
+            let end = super::mutate(&mut data, 1000, 1500, seed, default);
+            if end == 1_001_000 {
+                defaults += 1;
+                continue;
+            }
+            continued += 1;
+            assert!(end <= 1500, "seed {seed}: {end} bytes");
+            let cut = (0..end).find(|&i| data[i] != input.get(i).copied().unwrap_or(0));
+            let cut = cut.unwrap_or(end);
+            assert!(
+                end > cut || end == 1500,
+                "seed {seed}: nothing added at {cut}"
+            );
+            late += usize::from(cut > 500);
+        }
+        assert!(
+            (900..1100).contains(&defaults),
+            "{defaults} of 2000 to libFuzzer"
+        );
+        assert!(late * 10 > continued * 6, "{late} of {continued} cut late");
+    }
+
     /// Every component crate under fmu/ is fuzzed, and nothing else.
     #[test]
     fn every_component_is_fuzzed() {
