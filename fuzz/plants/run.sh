@@ -13,19 +13,16 @@ out=$root/target/plant-run
 git -C "$root" worktree remove --force "$tree" 2>/dev/null || true
 git -C "$root" worktree add -q --detach "$tree" HEAD
 git -C "$tree" apply "$patch"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$tree/target/fuzz}
-flags=(-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
-  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table
-  -Cllvm-args=-sanitizer-coverage-trace-compares -Cllvm-args=-simplifycfg-branch-fold-threshold=0
-  -Cllvm-args=-sanitizer-coverage-stack-depth "--cfg fuzzing" -Cdebug-assertions -Ccodegen-units=1)
-RUSTFLAGS="${flags[*]}" RUSTC_BOOTSTRAP=1 cargo build --release --locked --bin fmi_calls \
-  --target x86_64-unknown-linux-gnu --manifest-path "$tree/fuzz/Cargo.toml"
-cargo build --release --locked --bin random_sequences --manifest-path "$tree/fuzz/Cargo.toml"
+# The tree's own xtask builds libFuzzer's binary; XTASK_BUILD_DIR, if set, holds the builds.
+fuzzer=$(cd "$tree" && cargo xtask fuzz-build --no-asan)
+build=${XTASK_BUILD_DIR:-$tree/target}
+CARGO_TARGET_DIR=$build/fuzz cargo build --release --locked --bin random_sequences \
+  --manifest-path "$tree/fuzz/Cargo.toml"
 rm -rf "$out" && mkdir -p "$out/corpus" "$out/artifacts"
-"$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release/fmi_calls" "$out/corpus" \
+"$fuzzer" "$out/corpus" \
   "$root/fuzz/corpus/fmi_calls" "-max_total_time=$seconds" -max_len=65536 -len_control=0 \
   -timeout=10 -print_final_stats=1 "-artifact_prefix=$out/artifacts/" >"$out/libfuzzer.log" 2>&1 &
-"$CARGO_TARGET_DIR/release/random_sequences" "$seconds" 1 >"$out/random.log" 2>&1 &
+"$build/fuzz/release/random_sequences" "$seconds" 1 >"$out/random.log" 2>&1 &
 wait || true
 grep -H PLANT "$out"/*.log || echo "no stage reached"
 git -C "$root" worktree remove --force "$tree"

@@ -44,6 +44,9 @@ validate then fails, as the FMUs lack win64).
   example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
+  fuzz-build [--no-asan]
+             builds that fuzzer's binary alone and prints its path; --no-asan: coverage without
+             AddressSanitizer, faster (fuzz/plants/run.sh measures planted bugs with it)
   mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV]
              the mutation score of fmu/ (cargo-mutants, installed in target/tools): at most N
              (40) mutants per crate drawn with seed S, tested by the crate's in-process tests
@@ -94,6 +97,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
         Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
+        Some("fuzz-build") => fuzz_build(!args.iter().any(|a| a == "--no-asan")).map(|binary| {
+            println!("{}", binary.display());
+        }),
         Some("memcheck") => packaged(&args, memcheck),
         Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
@@ -134,6 +140,15 @@ pub fn root() -> PathBuf {
         .parent()
         .expect("workspace root")
         .to_path_buf()
+}
+
+/// Where cargo builds the FMUs' binaries: `target/` of this workspace, or the directory in
+/// `XTASK_BUILD_DIR`. The scaffold check points its copy of the workspace at the original's, so
+/// the copy rebuilds only its own crates, not every dependency again.
+pub fn build_dir() -> PathBuf {
+    std::env::var_os("XTASK_BUILD_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }
 
 pub fn run(cmd: &mut Command) -> Result<(), String> {
@@ -270,7 +285,7 @@ fn fuzz(seconds: &str) -> Result<(), String> {
         .map_err(|_| format!("fuzz: '{seconds}' is not a whole number of seconds"))?;
     let root = root();
     fuzz_test(&root, true)?;
-    let binary = fuzz_build()?;
+    let binary = fuzz_build(true)?;
     let scratch = root.join("target/fuzz/corpus");
     let artifacts = root.join("target/fuzz/artifacts");
     let seeds = root.join("target/fuzz/seeds");
@@ -285,7 +300,7 @@ fn fuzz(seconds: &str) -> Result<(), String> {
         .args(["run", "--release", "--locked", "--bin", "random_sequences"])
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
         .arg("--")
         .arg(seeding.to_string())
         .args(["1", "--record"])
@@ -335,15 +350,16 @@ pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
         .args(locked.then_some("--locked"))
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
         .current_dir(root))
 }
 
-/// The libFuzzer binary of `fuzz/`, built with cargo-fuzz's instrumentation and ASan.
-fn fuzz_build() -> Result<PathBuf, String> {
+/// The libFuzzer binary of `fuzz/`, built with cargo-fuzz's instrumentation, and with ASan if
+/// `asan`.
+fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
     const TRIPLE: &str = "x86_64-unknown-linux-gnu";
     let root = root();
-    let flags = [
+    let mut flags = vec![
         "-Cpasses=sancov-module",
         "-Cllvm-args=-sanitizer-coverage-level=4",
         "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
@@ -352,21 +368,23 @@ fn fuzz_build() -> Result<PathBuf, String> {
         "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
         "-Cllvm-args=-sanitizer-coverage-stack-depth",
         "--cfg fuzzing",
-        "-Zsanitizer=address",
         "-Cdebug-assertions",
         "-Ccodegen-units=1",
     ];
+    if asan {
+        flags.push("-Zsanitizer=address");
+    }
     // --target keeps the flags off build scripts, as cargo-fuzz does.
     run(Command::new(env!("CARGO"))
         .args(["build", "--release", "--locked", "--bin", "fmi_calls"])
         .args(["--target", TRIPLE])
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", root.join("target/fuzz"))
+        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
         .env("RUSTFLAGS", flags.join(" "))
         .env("RUSTC_BOOTSTRAP", "1")
         .current_dir(&root))?;
-    Ok(root.join(format!("target/fuzz/{TRIPLE}/release/fmi_calls")))
+    Ok(build_dir().join(format!("fuzz/{TRIPLE}/release/fmi_calls")))
 }
 
 /// The examples with their checks; each rewrites its plot and results.json.

@@ -124,12 +124,15 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
     let (linux_dir, windows_dir, aarch64_dir) = match platforms {
         Platforms::HostOnly => {
             let mut build = Command::new(env!("CARGO"));
-            build.args(["build", "--release"]).current_dir(&root);
+            build
+                .args(["build", "--release"])
+                .env("CARGO_TARGET_DIR", crate::build_dir())
+                .current_dir(&root);
             for c in &crates {
                 build.args(["-p", c]);
             }
             run(&mut build)?;
-            (root.join("target/release"), None, None)
+            (crate::build_dir().join("release"), None, None)
         }
         Platforms::All => {
             let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();

@@ -90,12 +90,13 @@ pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> 
             "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
             SAME_MATHS,
         )
+        .env("CARGO_TARGET_DIR", crate::build_dir())
         .current_dir(root());
     for c in crates {
         build.args(["-p", c]);
     }
     run(&mut build)?;
-    Ok(root().join("target").join(LINUX_TARGET).join("release"))
+    Ok(crate::build_dir().join(LINUX_TARGET).join("release"))
 }
 
 pub const AARCH64_TARGET: &str = "aarch64-unknown-linux-gnu";
@@ -105,7 +106,7 @@ const AARCH64_GLIBC_TARGET: &str = "aarch64-unknown-linux-gnu.2.17";
 /// holding `lib<crate>.so`.
 pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
     windows_toolchain()?;
-    let target_dir = root().join("target/aarch64");
+    let target_dir = crate::build_dir().join("aarch64");
     // cargo-zigbuild runs the `cargo` it finds first on the PATH: Debian's, from a directory
     // of its own.
     let debian = target_dir.join("debian-cargo");
@@ -150,7 +151,7 @@ pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String
 /// Builds the crates' cdylibs for Windows; returns the directory holding `<crate>.dll`.
 pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
     windows_toolchain()?;
-    let target_dir = root().join("target/win64");
+    let target_dir = crate::build_dir().join("win64");
     let mut build = Command::new(DEBIAN_CARGO);
     build
         .args(["build", "--release", "--locked", "--target", WINDOWS_TARGET])

@@ -6,7 +6,7 @@
 //! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
 //! workspace (under `target/scaffold/`), packages it for both platforms and validates it.
 
-use crate::{fuzz_test, root, run, venv};
+use crate::{build_dir, fuzz_test, root, run, venv};
 use std::path::Path;
 use std::process::Command;
 
@@ -189,13 +189,25 @@ pub fn check() -> Result<(), String> {
     }
     let name = "Scaffolded";
     new(&copy, name)?;
+    // The copy builds into this workspace's build directories: only the crates of the copy
+    // (their paths differ) are compiled again, every dependency is reused.
+    let shared = build_dir();
     run(Command::new(env!("CARGO"))
-        .args(["test", "-p", "scaffolded", "--test", "in_process"])
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "scaffolded",
+            "--test",
+            "in_process",
+        ])
+        .env("CARGO_TARGET_DIR", &shared)
         .current_dir(&copy))?;
     // A new component changes fuzz/Cargo.lock: not --locked.
     fuzz_test(&copy, false)?;
     run(Command::new(env!("CARGO"))
         .args(["xtask", "validate", "--only", name])
+        .env("XTASK_BUILD_DIR", &shared)
         .current_dir(&copy))
 }
 
