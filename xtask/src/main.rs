@@ -41,7 +41,7 @@ commands:
 validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, redraws the plots, checks them
+  example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, checks them, redraws the plots (chain_drive.py's and model_exchange.py's, which hold this machine's timings or last bits, under target/examples/)
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
   fuzz-build [--no-asan]
@@ -387,7 +387,8 @@ fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
     Ok(build_dir().join(format!("fuzz/{TRIPLE}/release/fmi_calls")))
 }
 
-/// The examples with their checks; each rewrites its plot and results.json.
+/// The examples with their checks; each redraws its plot and results (under target/examples/ for
+/// the two whose results depend on the machine).
 fn example() -> Result<(), String> {
     let python = venv()?;
     let root = root();
