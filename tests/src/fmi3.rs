@@ -77,11 +77,7 @@ impl Fmu3 {
     /// A model linked into this program: its FMI 2.0 description, its FMI 3.0 one and a table
     /// of its functions (the fuzzer's, `fuzz/`).
     pub fn in_process(md: ModelDescription, xml: String, api: Api3) -> Fmu3 {
-        let dir = std::env::temp_dir().join(format!(
-            "fmu3-in-process-{}-{}",
-            std::process::id(),
-            UNPACKED.fetch_add(1, Ordering::SeqCst)
-        ));
+        let dir = crate::in_process_dir();
         let _ = std::fs::create_dir_all(&dir);
         Fmu3 {
             md,
@@ -164,7 +160,10 @@ impl Fmu3 {
 
 impl Drop for Fmu3 {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // As Fmu's: an in-process model's directory is shared.
+        if self._lib.is_some() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

@@ -216,13 +216,11 @@ impl Fmu {
     }
 
     /// A model linked into this program: its description and a table of its functions (the
-    /// fuzzer's, `fuzz/`). Its resource location is an empty directory of its own.
+    /// fuzzer's, `fuzz/`). Its resource location is `fmu-in-process/resources/` in the temporary
+    /// directory, empty and shared by every in-process model and process: the fuzzer holds its
+    /// models until it exits, so a directory of each one's own would outlive it.
     pub fn in_process(md: ModelDescription, api: Api) -> Fmu {
-        let dir = std::env::temp_dir().join(format!(
-            "fmu-in-process-{}-{}",
-            std::process::id(),
-            UNPACKED.fetch_add(1, Ordering::SeqCst)
-        ));
+        let dir = in_process_dir();
         let _ = std::fs::create_dir_all(dir.join("resources"));
         Fmu {
             md,
@@ -341,9 +339,17 @@ impl Fmu {
     }
 }
 
+/// The empty directory every in-process model is given as its unpacked FMU (never removed).
+pub fn in_process_dir() -> PathBuf {
+    std::env::temp_dir().join("fmu-in-process")
+}
+
 impl Drop for Fmu {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // An unpacked FMU's directory is its own; an in-process model's is shared.
+        if self._lib.is_some() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
