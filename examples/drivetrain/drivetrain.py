@@ -41,6 +41,19 @@ from fmpy.fmi2 import FMU2Slave
 from fmpy.fmi3 import FMU3Slave
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def output_dir(argv, here, name):
+    """Where an example whose figures depend on the processor writes its results: with --check
+    alone (the test command) under target/examples/<name>, so a test run leaves the tree as it
+    was; with --readme, or without --check, next to the example (`here`)."""
+    out = here
+    if "--check" in argv and "--readme" not in argv:
+        out = os.path.join(HERE, "../../target/examples", name)
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
 STOP = 3.0
 STEPS = [4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4]
 MAIN_STEP = 1e-3

@@ -687,15 +687,13 @@ def main(argv):
     results = summary(runs, cs_runs, comparison, solver)
     print(f"{time.process_time() - start:.1f} s CPU in all")
     if solver == "RK45":   # the documented runs; another solver only prints
-        scratch = "--check" in argv and "--readme" not in argv
-        out = os.path.join(HERE, "../../target/examples/drivetrain") if scratch else HERE
-        os.makedirs(out, exist_ok=True)
+        out = cs.output_dir(argv, HERE, "drivetrain")
         with open(os.path.join(out, RESULTS), "w") as f:
             json.dump(results, f, indent=2, sort_keys=True, default=float)
             f.write("\n")
         plot(runs, cs_runs, runs[TOLERANCES[-1]]["events"],
              os.path.join(out, "model_exchange.png"))
-        if not scratch:
+        if out == HERE:
             write_table(results, os.path.join(HERE, "README.md"))
     if "--check" in argv:
         check(runs, cs_runs, results)

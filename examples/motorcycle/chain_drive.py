@@ -38,7 +38,7 @@ from fmpy.fmi2 import FMU2Slave
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "drivetrain"))
-from drivetrain import Slave  # noqa: E402  (the same FMPy wrapper)
+from drivetrain import Slave, output_dir  # noqa: E402  (the same FMPy wrapper)
 
 H = 1e-3                                  # communication step of the chain experiments, s
 TIMING_REPEATS = 3
@@ -905,9 +905,7 @@ def main(argv):
     window = taut_window(p2[(1, K_VALUES[-1])])
     res["protocol2"]["full_model_error_k1e6"] = deviations(fine, p2[(1, K_VALUES[-1])], window)
     res["cpu_time_s"] = time.process_time() - started
-    scratch = "--check" in argv and "--readme" not in argv
-    out = os.path.join(HERE, "../../target/examples/motorcycle") if scratch else HERE
-    os.makedirs(out, exist_ok=True)
+    out = output_dir(argv, HERE, "motorcycle")
     with open(os.path.join(out, "chain_drive_results.json"), "w") as f:
         json.dump(to_json(res), f, indent=1, sort_keys=True)
         f.write("\n")

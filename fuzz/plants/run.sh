@@ -13,16 +13,14 @@ out=$root/target/plant-run
 git -C "$root" worktree remove --force "$tree" 2>/dev/null || true
 git -C "$root" worktree add -q --detach "$tree" HEAD
 git -C "$tree" apply "$patch"
-# The tree's own xtask builds libFuzzer's binary; XTASK_BUILD_DIR, if set, holds the builds.
-fuzzer=$(cd "$tree" && cargo xtask fuzz-build --no-asan)
-build=${XTASK_BUILD_DIR:-$tree/target}
-CARGO_TARGET_DIR=$build/fuzz cargo build --release --locked --bin random_sequences \
-  --manifest-path "$tree/fuzz/Cargo.toml"
+# The tree's own xtask builds both fuzzers' binaries and prints their paths, libFuzzer's first;
+# XTASK_BUILD_DIR, if set, holds the builds.
+{ read -r fuzzer && read -r random; } < <(cd "$tree" && cargo xtask fuzz-build --no-asan)
 rm -rf "$out" && mkdir -p "$out/corpus" "$out/artifacts"
 "$fuzzer" "$out/corpus" \
   "$root/fuzz/corpus/fmi_calls" "-max_total_time=$seconds" -max_len=65536 -len_control=0 \
   -timeout=10 -print_final_stats=1 "-artifact_prefix=$out/artifacts/" >"$out/libfuzzer.log" 2>&1 &
-"$build/fuzz/release/random_sequences" "$seconds" 1 >"$out/random.log" 2>&1 &
+"$random" "$seconds" 1 >"$out/random.log" 2>&1 &
 wait || true
 grep -H PLANT "$out"/*.log || echo "no stage reached"
 git -C "$root" worktree remove --force "$tree"

@@ -46,7 +46,7 @@ pub struct Fmu3 {
     pub xml: String,
     pub api: Api3,
     /// The loaded binary; `None` for a model linked into the program ([`Fmu3::in_process`]).
-    _lib: Option<Library>,
+    lib: Option<Library>,
     dir: PathBuf,
 }
 
@@ -68,7 +68,7 @@ impl Fmu3 {
                 md,
                 xml,
                 api,
-                _lib: Some(lib),
+                lib: Some(lib),
                 dir,
             }
         }
@@ -83,7 +83,7 @@ impl Fmu3 {
             md,
             xml,
             api,
-            _lib: None,
+            lib: None,
             dir,
         }
     }
@@ -161,7 +161,7 @@ impl Fmu3 {
 impl Drop for Fmu3 {
     fn drop(&mut self) {
         // As Fmu's: an in-process model's directory is shared.
-        if self._lib.is_some() {
+        if self.lib.is_some() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }

@@ -169,7 +169,7 @@ pub struct Fmu {
     pub md: ModelDescription,
     pub api: Api,
     /// The loaded binary; `None` for a model linked into the program ([`Fmu::in_process`]).
-    _lib: Option<Library>,
+    lib: Option<Library>,
     dir: PathBuf,
 }
 
@@ -209,7 +209,7 @@ impl Fmu {
             Ok(Fmu {
                 md,
                 api,
-                _lib: Some(lib),
+                lib: Some(lib),
                 dir,
             })
         }
@@ -225,7 +225,7 @@ impl Fmu {
         Fmu {
             md,
             api,
-            _lib: None,
+            lib: None,
             dir,
         }
     }
@@ -347,7 +347,7 @@ pub fn in_process_dir() -> PathBuf {
 impl Drop for Fmu {
     fn drop(&mut self) {
         // An unpacked FMU's directory is its own; an in-process model's is shared.
-        if self._lib.is_some() {
+        if self.lib.is_some() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }

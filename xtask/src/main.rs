@@ -45,8 +45,9 @@ validate then fails, as the FMUs lack win64).
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
   fuzz-build [--no-asan]
-             builds that fuzzer's binary alone and prints its path; --no-asan: coverage without
-             AddressSanitizer, faster (fuzz/plants/run.sh measures planted bugs with it)
+             builds that fuzzer's binary and the random fuzzer's (uninstrumented) and prints
+             their paths, one a line; --no-asan: coverage without AddressSanitizer, faster
+             (fuzz/plants/run.sh measures planted bugs with them)
   mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV]
              the mutation score of fmu/ (cargo-mutants, installed in target/tools): at most N
              (40) mutants per crate drawn with seed S, tested by the crate's in-process tests
@@ -97,9 +98,14 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
         Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
-        Some("fuzz-build") => fuzz_build(!args.iter().any(|a| a == "--no-asan")).map(|binary| {
-            println!("{}", binary.display());
-        }),
+        Some("fuzz-build") => {
+            let asan = !args.iter().any(|a| a == "--no-asan");
+            fuzz_build(asan).and_then(|libfuzzer| {
+                let random = random_build()?;
+                println!("{}\n{}", libfuzzer.display(), random.display());
+                Ok(())
+            })
+        }
         Some("memcheck") => packaged(&args, memcheck),
         Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
@@ -149,6 +155,12 @@ pub fn build_dir() -> PathBuf {
     std::env::var_os("XTASK_BUILD_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"))
+}
+
+/// Where the fuzzer's binaries are built, beside the FMUs' (corpus and artifacts stay in
+/// `target/fuzz/`).
+fn fuzz_build_dir() -> PathBuf {
+    build_dir().join("fuzz")
 }
 
 pub fn run(cmd: &mut Command) -> Result<(), String> {
@@ -296,12 +308,7 @@ fn fuzz(seconds: &str) -> Result<(), String> {
     // The seeds: uninstrumented, from a fixed first seed, so a run is repeatable. Few: libFuzzer
     // replays every seed before its clock starts, under ASan about 20 inputs a second.
     let seeding = (total / 60).max(1);
-    run(Command::new(env!("CARGO"))
-        .args(["run", "--release", "--locked", "--bin", "random_sequences"])
-        .arg("--manifest-path")
-        .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
-        .arg("--")
+    run(Command::new(random_build()?)
         .arg(seeding.to_string())
         .args(["1", "--record"])
         .arg(&seeds)
@@ -350,8 +357,21 @@ pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
         .args(locked.then_some("--locked"))
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
+        .env("CARGO_TARGET_DIR", fuzz_build_dir())
         .current_dir(root))
+}
+
+/// The random fuzzer's binary (`fuzz/src/bin/random_sequences.rs`), uninstrumented.
+fn random_build() -> Result<PathBuf, String> {
+    let root = root();
+    run(Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked"])
+        .args(["--bin", "random_sequences"])
+        .arg("--manifest-path")
+        .arg(root.join("fuzz/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", fuzz_build_dir())
+        .current_dir(&root))?;
+    Ok(fuzz_build_dir().join("release/random_sequences"))
 }
 
 /// The libFuzzer binary of `fuzz/`, built with cargo-fuzz's instrumentation, and with ASan if
@@ -380,11 +400,11 @@ fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
         .args(["--target", TRIPLE])
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", build_dir().join("fuzz"))
+        .env("CARGO_TARGET_DIR", fuzz_build_dir())
         .env("RUSTFLAGS", flags.join(" "))
         .env("RUSTC_BOOTSTRAP", "1")
         .current_dir(&root))?;
-    Ok(build_dir().join(format!("fuzz/{TRIPLE}/release/fmi_calls")))
+    Ok(fuzz_build_dir().join(format!("{TRIPLE}/release/fmi_calls")))
 }
 
 /// The examples with their checks; each redraws its plot and results (under target/examples/ for

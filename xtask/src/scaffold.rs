@@ -4,7 +4,8 @@
 //! test, its reference scenario from the closed form, its README rows and its workspace entry.
 //!
 //! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
-//! workspace (under `target/scaffold/`), packages it for both platforms and validates it.
+//! workspace (under `target/scaffold/`), packages it for every platform (linux64, win64,
+//! aarch64-linux) and validates it.
 
 use crate::{build_dir, fuzz_test, root, run, venv};
 use std::path::Path;
@@ -141,7 +142,7 @@ fn insert_after_table(readme: &Path, row: &str) -> Result<(), String> {
 
 /// Copies the workspace's tracked files to `target/scaffold/workspace` (its own `target/` kept
 /// between runs, the Python tools and fmi-sim shared), scaffolds a component there, packages it
-/// for both platforms and validates it.
+/// for every platform and validates it.
 pub fn check() -> Result<(), String> {
     let root = root();
     let copy = root.join("target/scaffold/workspace");
