@@ -352,25 +352,31 @@ fn fuzz(seconds: &str) -> Result<(), String> {
 
 /// The fuzzer's own test, uninstrumented: it links every component of the workspace at `root`.
 pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
-    run(Command::new(env!("CARGO"))
-        .args(["test", "--release", "--lib"])
-        .args(locked.then_some("--locked"))
+    run(fuzz_cargo(root, &["test", "--release", "--lib"]).args(locked.then_some("--locked")))
+}
+
+/// `cargo <args>` on the fuzz crate of the workspace at `root`, built into `fuzz_build_dir()`.
+fn fuzz_cargo(root: &Path, args: &[&str]) -> Command {
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(args)
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
         .env("CARGO_TARGET_DIR", fuzz_build_dir())
-        .current_dir(root))
+        .current_dir(root);
+    cargo
 }
 
 /// The random fuzzer's binary (`fuzz/src/bin/random_sequences.rs`), uninstrumented.
 fn random_build() -> Result<PathBuf, String> {
-    let root = root();
-    run(Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked"])
-        .args(["--bin", "random_sequences"])
-        .arg("--manifest-path")
-        .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", fuzz_build_dir())
-        .current_dir(&root))?;
+    let release = [
+        "build",
+        "--release",
+        "--locked",
+        "--bin",
+        "random_sequences",
+    ];
+    run(&mut fuzz_cargo(&root(), &release))?;
     Ok(fuzz_build_dir().join("release/random_sequences"))
 }
 
@@ -395,15 +401,11 @@ fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
         flags.push("-Zsanitizer=address");
     }
     // --target keeps the flags off build scripts, as cargo-fuzz does.
-    run(Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked", "--bin", "fmi_calls"])
+    let release = ["build", "--release", "--locked", "--bin", "fmi_calls"];
+    run(fuzz_cargo(&root, &release)
         .args(["--target", TRIPLE])
-        .arg("--manifest-path")
-        .arg(root.join("fuzz/Cargo.toml"))
-        .env("CARGO_TARGET_DIR", fuzz_build_dir())
         .env("RUSTFLAGS", flags.join(" "))
-        .env("RUSTC_BOOTSTRAP", "1")
-        .current_dir(&root))?;
+        .env("RUSTC_BOOTSTRAP", "1"))?;
     Ok(fuzz_build_dir().join(format!("{TRIPLE}/release/fmi_calls")))
 }
 
