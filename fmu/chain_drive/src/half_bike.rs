@@ -642,3 +642,62 @@ impl HalfBike {
         Ok(None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slack run that reaches its rest length while moving along itself (zero rate) goes
+    /// taut only if its extension is accelerating. The acceleration is set with the engine
+    /// torque and checked by finite differences of the run's length along the free motion
+    /// `q + w t + dw t^2 / 2`; the swing arm turns at 3 rad/s, so the centripetal part
+    /// `G'' w_sa^2` of that acceleration counts nine times its coefficient.
+    #[test]
+    fn a_grazing_run_goes_taut_only_if_its_extension_accelerates() {
+        let bike = HalfBike::default();
+        let q = [0.3, 0.05, 0.7];
+        let r = bike.layout.runs(q[1]);
+        let (a_u, _) = bike.gradients(&r);
+        let (l_u, l_l) = bike.lengths(q);
+        // The upper run exactly at its rest length, the lower one slack.
+        let rest = Rest {
+            l_u0: l_u,
+            l_l0: l_l + 0.01,
+        };
+        let (w_sa, w_rw) = (3.0, 20.0);
+        // The sprocket speed that holds the upper run's rate at zero.
+        let w = [-(a_u[1] * w_sa + a_u[2] * w_rw) / a_u[0], w_sa, w_rw];
+        let idle = Inputs {
+            tau_eng: 0.0,
+            tau_load: 0.0,
+            c_brake: 0.0,
+        };
+        let base = dot(a_u, bike.inextensible(q, w, idle, rest, FREE).dw);
+        let centripetal = r.g_u[2] * w_sa * w_sa;
+        for sign in [1.0, -1.0] {
+            let wanted = sign * 0.5 * centripetal.abs();
+            // Only the sprocket's row of M^-1 f holds tau_eng: slope r_ds / J_ds.
+            let tau_eng = (wanted - centripetal - base) * bike.j_ds / bike.layout.r_ds;
+            let u = Inputs { tau_eng, ..idle };
+            let dw = bike.inextensible(q, w, u, rest, FREE).dw;
+            let extension = |t: f64| {
+                let at = [0, 1, 2].map(|i| q[i] + w[i] * t + 0.5 * dw[i] * t * t);
+                bike.lengths(at).0 - rest.l_u0
+            };
+            let rate = (extension(1e-6) - extension(-1e-6)) / 2e-6;
+            let h = 1e-3;
+            let acceleration = (extension(h) - 2.0 * extension(0.0) + extension(-h)) / (h * h);
+            assert!(rate.abs() < 1e-8, "the run's rate {rate} m/s");
+            assert!(
+                (acceleration - wanted).abs() < 1e-3 * wanted.abs(),
+                "the run's acceleration {acceleration} m/s2, set to {wanted}"
+            );
+            let switch = bike.inextensible_switch(q, w, u, rest, FREE).unwrap();
+            assert_eq!(
+                switch.map(|s| s.mode),
+                (sign > 0.0).then_some(UPPER),
+                "extension accelerating at {acceleration} m/s2"
+            );
+        }
+    }
+}
