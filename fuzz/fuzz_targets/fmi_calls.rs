@@ -6,7 +6,7 @@ use fmu_harness::sequence::Bytes;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 
 fuzz_target!(|data: &[u8]| {
-    fmu_fuzz::run(&mut Bytes::new(data), "fuzz input");
+    fmu_fuzz::run(&mut fmu_fuzz::Guided(Bytes::new(data)), "fuzz input");
 });
 
 fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {

@@ -18,7 +18,7 @@ git -C "$tree" apply "$patch"
 { read -r fuzzer && read -r random; } < <(cd "$tree" && cargo xtask fuzz-build --no-asan)
 rm -rf "$out" && mkdir -p "$out/corpus" "$out/artifacts"
 "$fuzzer" "$out/corpus" \
-  "$root/fuzz/corpus/fmi_calls" "-max_total_time=$seconds" -max_len=65536 -len_control=0 \
+  "$root/fuzz/corpus/fmi_calls" "-max_total_time=$seconds" -max_len=1024 -len_control=0 -use_counters=0 \
   -timeout=10 -print_final_stats=1 "-artifact_prefix=$out/artifacts/" >"$out/libfuzzer.log" 2>&1 &
 "$random" "$seconds" 1 >"$out/random.log" 2>&1 &
 wait || true

@@ -6,12 +6,13 @@
 //! (`fmu_harness::sequence`, with its oracles).
 
 use fmu_harness::fmi3::Fmu3;
-use fmu_harness::sequence::{fmi2_sequence, fmi3_sequence, Choices, Rng};
+use fmu_harness::sequence::{fmi2_sequence, fmi3_sequence, Bytes, Choices, Rng, PROTOCOL_FEATURES};
 use fmu_harness::Fmu;
 use fmu_runtime::__export::ffi;
 use fmu_runtime::Model;
 use model_description::ModelDescription;
 use std::ffi::{c_char, CStr};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// Calls in one sequence at most; an input usually runs dry first.
@@ -101,10 +102,11 @@ pub fn run(choices: &mut impl Choices, label: &str) {
     }
 }
 
-/// Half of the mutations: an input cut at a random point and continued with fresh calls (any
-/// bytes decode as calls), so that a kept input, the deep state its calls reached, is the start
-/// of new sequences; the random generator starts every sequence from nothing. The other half:
-/// libFuzzer's own byte mutations (`default`).
+/// The mutations: half add one call at the end of the input, so a sequence whose last call
+/// reached new coverage goes one call further (a deep path grows a call at a time, from the
+/// input that holds it); a quarter cut the input at the later of two random points and
+/// continue it with a few fresh calls; a quarter are libFuzzer's own byte mutations
+/// (`default`).
 pub fn mutate(
     data: &mut [u8],
     size: usize,
@@ -113,18 +115,53 @@ pub fn mutate(
     default: fn(&mut [u8], usize, usize) -> usize,
 ) -> usize {
     let mut rng = Rng::seeded(u64::from(seed));
-    if rng.below(2) == 0 {
-        return default(data, size, max_size);
-    }
-    // The later of two cuts: most of what the input reached is kept.
-    let n = size as u64 + 1;
-    let cut = rng.below(n).max(rng.below(n)) as usize;
-    // Up to about three hundred calls (a call reads a handful of bytes).
-    let end = (cut + 4 + rng.below(2048) as usize).min(max_size);
-    for b in &mut data[cut..end] {
+    let (from, fresh) = match rng.below(4) {
+        0 => return default(data, size, max_size),
+        1 => {
+            let n = size as u64 + 1;
+            (rng.below(n).max(rng.below(n)) as usize, 4 + rng.below(61))
+        }
+        // A call's value references and kind (3 bytes) and its first argument; the rest of
+        // its arguments read as zeros.
+        _ => (size, 3 + rng.below(3)),
+    };
+    let end = (from + fresh as usize).min(max_size);
+    for b in &mut data[from..end] {
         *b = rng.draw() as u8;
     }
     end
+}
+
+/// libFuzzer's extra coverage: one counter per protocol feature of the sequences
+/// (`fmu_harness::sequence::PROTOCOL_FEATURES`), cleared by libFuzzer before each input.
+#[used]
+#[link_section = "__libfuzzer_extra_counters"]
+static PROTOCOL: [AtomicU8; PROTOCOL_FEATURES] = [const { AtomicU8::new(0) }; PROTOCOL_FEATURES];
+
+/// A fuzzer's input as choices (`Bytes`), with the protocol features its calls reach counted
+/// for libFuzzer.
+pub struct Guided<'a>(pub Bytes<'a>);
+
+impl Choices for Guided<'_> {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0.below(n)
+    }
+
+    fn value(&mut self) -> f64 {
+        self.0.value()
+    }
+
+    fn exhausted(&self) -> bool {
+        self.0.exhausted()
+    }
+
+    fn reached(&mut self, feature: usize) {
+        let c = &PROTOCOL[feature];
+        c.store(
+            c.load(Ordering::Relaxed).saturating_add(1),
+            Ordering::Relaxed,
+        );
+    }
 }
 
 /// Choices from `inner`, written down as the fuzzer's input that makes the same choices
@@ -168,37 +205,44 @@ impl<C: Choices> Choices for Recorder<C> {
 
 #[cfg(test)]
 mod tests {
-    /// Over many seeds the mutator hands half the inputs to libFuzzer's mutations and continues
-    /// the others: the bytes before the cut kept, fresh bytes after it, within `max_size`, and
-    /// mostly (the later of two cuts) more than half the input kept.
+    /// Over many seeds the mutator hands a quarter of the inputs to libFuzzer's mutations,
+    /// adds one call (3 to 5 bytes) to half, and cuts and continues the others with 4 to 64
+    /// fresh bytes, mostly late (the later of two cuts); the bytes before the change are kept,
+    /// and nothing goes past `max_size`.
     #[test]
-    fn the_mutator_continues_inputs() {
+    fn the_mutator_adds_calls_and_continues_inputs() {
         fn default(_: &mut [u8], size: usize, _: usize) -> usize {
             size + 1_000_000
         }
         let input: Vec<u8> = (0..1000).map(|i| (i % 251) as u8).collect();
-        let (mut defaults, mut continued, mut late) = (0, 0, 0);
-        for seed in 0..2000 {
+        let (mut defaults, mut added, mut continued, mut late) = (0, 0, 0, 0);
+        for seed in 0..4000 {
             let mut data = input.clone();
-            data.resize(1500, 0);
-            let end = super::mutate(&mut data, 1000, 1500, seed, default);
+            data.resize(1100, 0);
+            let end = super::mutate(&mut data, 1000, 1100, seed, default);
             if end == 1_001_000 {
                 defaults += 1;
                 continue;
             }
-            continued += 1;
-            assert!(end <= 1500, "seed {seed}: {end} bytes");
-            let cut = (0..end).find(|&i| data[i] != input.get(i).copied().unwrap_or(0));
-            let cut = cut.unwrap_or(end);
-            assert!(
-                end > cut || end == 1500,
-                "seed {seed}: nothing added at {cut}"
-            );
-            late += usize::from(cut > 500);
+            assert!(end <= 1100, "seed {seed}: {end} bytes");
+            // The first byte changed: where a cut fell (a fresh byte may repeat the old one).
+            let cut = (0..1000).find(|&i| data[i] != input[i]).unwrap_or(1000);
+            if cut == 1000 && end <= 1005 {
+                assert!(end >= 1003, "seed {seed}: {end} bytes");
+                added += 1;
+            } else {
+                assert!(end > cut && end - cut <= 64, "seed {seed}: {cut}..{end}");
+                continued += 1;
+                late += usize::from(cut > 500);
+            }
         }
         assert!(
             (900..1100).contains(&defaults),
-            "{defaults} of 2000 to libFuzzer"
+            "{defaults} of 4000 to libFuzzer"
+        );
+        assert!(
+            (1850..2150).contains(&added),
+            "{added} of 4000 with a call added"
         );
         assert!(late * 10 > continued * 6, "{late} of {continued} cut late");
     }

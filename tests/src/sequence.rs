@@ -22,6 +22,55 @@ pub trait Choices {
     fn exhausted(&self) -> bool {
         false
     }
+    /// The protocol feature (below [`PROTOCOL_FEATURES`]) a call just reached: a guided
+    /// fuzzer counts it as coverage.
+    fn reached(&mut self, _feature: usize) {}
+}
+
+/// How many protocol features there are: API (2) x origin of the state restored last (3) x
+/// whether a call was accepted since (2) x call kind (40) x accepted or not (2).
+pub const PROTOCOL_FEATURES: usize = 2 * 3 * 2 * 40 * 2;
+
+/// Where a sequence is in the FMI protocol, coarsely: which kind of FMU state it restored last
+/// (none, one it got, one it deserialized) and how many calls that can change the instance
+/// were accepted since. With each call's kind and outcome, this is what a guided fuzzer
+/// counts as coverage of the protocol: the runtime's generic state machine is compiled into
+/// each model, where the fuzzer does not instrument it.
+#[derive(Default)]
+struct Protocol {
+    restored: usize,
+    since: usize,
+}
+
+/// The origin of an FMU state: got from the instance, or deserialized.
+const GOT: usize = 1;
+const DESERIALIZED: usize = 2;
+
+impl Protocol {
+    /// The feature of call `kind` of `api` (0 FMI 2.0, 1 FMI 3.0), made here, and where it
+    /// leaves the sequence (`restored`: the origin of the state a restore set; `reads`: the
+    /// call changes nothing).
+    fn call(
+        &mut self,
+        api: usize,
+        kind: u64,
+        ok: bool,
+        restored: Option<usize>,
+        reads: bool,
+    ) -> usize {
+        let f = (((api * 3 + self.restored) * 2 + self.since) * 40 + kind.min(39) as usize) * 2;
+        match restored {
+            Some(origin) if ok => {
+                *self = Protocol {
+                    restored: origin,
+                    since: 0,
+                }
+            }
+            _ if ok && !reads => self.since = 1,
+            _ => {}
+        }
+        f + usize::from(ok)
+    }
 }
 
 /// Set by `cargo xtask memcheck`, which runs the abuse tests under valgrind.
@@ -208,6 +257,8 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
     let n_indicators = fmu.md.number_of_event_indicators;
     let mut t = 0.0;
     let mut states = Vec::new();
+    let mut origins = Vec::new();
+    let mut protocol = Protocol::default();
     let categories = [
         c"logEvents".as_ptr(),
         c"logStatusError".as_ptr(),
@@ -224,6 +275,7 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
         let c = inst.c;
         let api = &fmu.api;
         let kind = rng.below(37);
+        let mut restored = None;
         let status = match kind {
             0 => inst.setup_experiment(Some(1e-6), 0.0, None),
             1 => inst.enter_initialization_mode(),
@@ -263,12 +315,14 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
                 let (s, st) = inst.get_state();
                 if s == OK {
                     states.push(st);
+                    origins.push(GOT);
                 }
                 s
             }
             12 => match states.pop() {
                 Some(st) => {
                     let s = inst.set_state(&st);
+                    restored = origins.pop();
                     inst.free_state(st);
                     s
                 }
@@ -300,6 +354,7 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
                         let (s, st) = inst.deserialize(&bytes);
                         if s == OK {
                             states.push(st);
+                            origins.push(DESERIALIZED);
                         }
                         s
                     }
@@ -419,6 +474,8 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
                 for st in states.drain(..) {
                     inst.free_state(st);
                 }
+                origins.clear();
+                protocol = Protocol::default();
                 inst = fuzz_instance(fmu, rng);
                 t = 0.0;
                 continue;
@@ -433,6 +490,8 @@ pub fn fmi2_sequence(fmu: &Fmu, rng: &mut impl Choices, calls: usize, label: &st
             || inst.log_text(),
             began,
         );
+        let reads = [8, 11, 14, 17, 18, 19, 22, 23, 25, 26, 30].contains(&kind);
+        rng.reached(protocol.call(0, kind, status == OK, restored, reads));
     }
     for st in states {
         inst.free_state(st);
@@ -473,6 +532,8 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
     let c = inst.c;
     let mut t = 0.0;
     let mut states = Vec::new();
+    let mut origins = Vec::new();
+    let mut protocol = Protocol::default();
     let observe = |inst: &Instance3| {
         reals
             .iter()
@@ -489,6 +550,7 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
         let began = std::time::Instant::now();
         let before = observe(&inst);
         let kind = rng.below(24);
+        let mut restored = None;
         let status = unsafe {
             match kind {
                 0 => inst.enter_initialization_mode(Some(1e-6), 0.0, 10.0),
@@ -523,12 +585,14 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
                     let (s, st) = inst.get_state();
                     if s == OK {
                         states.push(st);
+                        origins.push(GOT);
                     }
                     s
                 }
                 11 => match states.pop() {
                     Some(st) => {
                         let s = inst.set_state(&st);
+                        restored = origins.pop();
                         let (got, now) = inst.get(&[n_vars as u32]);
                         if s == OK && got == OK {
                             t = now[0];
@@ -553,6 +617,7 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
                             let (s, st) = inst.deserialize(&bytes);
                             if s == OK {
                                 states.push(st);
+                                origins.push(DESERIALIZED);
                             }
                             s
                         }
@@ -613,6 +678,8 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
             || inst.log_text(),
             began,
         );
+        let reads = [7, 10, 12, 19, 22, 23].contains(&kind);
+        rng.reached(protocol.call(1, kind, status == OK, restored, reads));
     }
     for st in states {
         inst.free_state(st);

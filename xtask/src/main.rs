@@ -84,6 +84,9 @@ const PYTHON_PACKAGES: &[&str] = &[
 const FMI_SIM_VERSION: &str = "0.7.0";
 
 fn main() -> ExitCode {
+    if let Some(only) = std::env::var_os(COVERAGE_ONLY) {
+        return rustc_wrapper(&only);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("package") => package::package(platforms_flag(&args), only_flag(&args)).map(|_| ()),
@@ -286,11 +289,12 @@ fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
 /// random generator (`random_sequences --record`, a sixtieth of the time, at least 1 s, into
 /// `target/fuzz/seeds`). Those seeds give libFuzzer the depth a random 400-call sequence
 /// reaches and its own byte mutations rarely build (restore, then switch modes, then ...).
-/// Built as cargo-fuzz builds (sanitizer coverage, 8-bit counters, compare tracing) with
-/// AddressSanitizer, whose LeakSanitizer makes a leak a failure; the stable compiler takes
-/// `-Zsanitizer` with RUSTC_BOOTSTRAP=1. A failure leaves its input in `target/fuzz/artifacts/`;
-/// replay it with `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs as
-/// long as the seeds from the start (`-len_control=0`).
+/// Built with AddressSanitizer, whose LeakSanitizer makes a leak a failure (the stable
+/// compiler takes `-Zsanitizer` with RUSTC_BOOTSTRAP=1), guided by the runtime's code coverage
+/// and the sequences' protocol features (`fuzz_build`), edges only (`-use_counters=0`). A
+/// failure leaves its input in `target/fuzz/artifacts/`; replay it with
+/// `target/fuzz/x86_64-unknown-linux-gnu/release/fmi_calls <file>`. Inputs up to 1 KB, about
+/// a hundred calls (longer seeds are cut there), from the start (`-len_control=0`).
 fn fuzz(seconds: &str) -> Result<(), String> {
     let total: u64 = seconds
         .parse()
@@ -322,8 +326,9 @@ fn fuzz(seconds: &str) -> Result<(), String> {
             total.saturating_sub(seeding).max(1)
         ))
         .args([
-            "-max_len=65536",
+            "-max_len=1024",
             "-len_control=0",
+            "-use_counters=0",
             "-timeout=10",
             "-rss_limit_mb=4096",
         ])
@@ -380,8 +385,39 @@ fn random_build() -> Result<PathBuf, String> {
     Ok(fuzz_build_dir().join("release/random_sequences"))
 }
 
-/// The libFuzzer binary of `fuzz/`, built with cargo-fuzz's instrumentation, and with ASan if
-/// `asan`.
+/// Set for xtask as cargo's `RUSTC_WRAPPER` (`fuzz_build`): the one crate compiled with
+/// sanitizer coverage.
+const COVERAGE_ONLY: &str = "XTASK_COVERAGE_ONLY";
+
+/// xtask as `RUSTC_WRAPPER` (`xtask <rustc> <arguments>`): rustc without the sanitizer-coverage
+/// flags, except for the crate named by `only`.
+fn rustc_wrapper(only: &std::ffi::OsStr) -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let Some(rustc) = args.next() else {
+        return ExitCode::FAILURE;
+    };
+    let args: Vec<std::ffi::OsString> = args.collect();
+    let covered = args
+        .windows(2)
+        .any(|w| w[0] == "--crate-name" && w[1] == only);
+    let coverage_flag = |a: &std::ffi::OsString| {
+        let a = a.to_string_lossy();
+        a == "-Cpasses=sancov-module" || a.starts_with("-Cllvm-args=-sanitizer-coverage")
+    };
+    let kept = args.iter().filter(|a| covered || !coverage_flag(a));
+    match Command::new(rustc).args(kept).status() {
+        Ok(s) => ExitCode::from(s.code().map_or(1, |c| c as u8)),
+        Err(e) => {
+            eprintln!("xtask: rustc: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The libFuzzer binary of `fuzz/`, with ASan if `asan`. Only the runtime's own code is
+/// instrumented for coverage (cargo-fuzz's flags, through `rustc_wrapper`): with the protocol
+/// features the sequences report (`fmu_fuzz::Guided`), a few hundred features in all, so the
+/// corpus stays small and the input that went deepest is mutated often (docs/fuzzing.md).
 fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
     const TRIPLE: &str = "x86_64-unknown-linux-gnu";
     let root = root();
@@ -405,7 +441,12 @@ fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
     run(fuzz_cargo(&root, &release)
         .args(["--target", TRIPLE])
         .env("RUSTFLAGS", flags.join(" "))
-        .env("RUSTC_BOOTSTRAP", "1"))?;
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            "RUSTC_WRAPPER",
+            std::env::current_exe().map_err(|e| e.to_string())?,
+        )
+        .env(COVERAGE_ONLY, "fmu_runtime"))?;
     Ok(fuzz_build_dir().join(format!("{TRIPLE}/release/fmi_calls")))
 }
 
