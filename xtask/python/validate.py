@@ -32,6 +32,10 @@ For each target/fmu/<Model>.fmu:
 The 1e-6 relative bound is far tighter than the FMI Cross-Check's 10 % band: the references
 are closed-form solutions of the same equations, so only integration error may remain.
 """
+import concurrent.futures
+import contextlib
+import io
+import json
 import os
 import subprocess
 import sys
@@ -357,89 +361,132 @@ def scenarios_of(ref_root, model):
     return [ref_dir] + subdirs
 
 
+def check_fmu(fmu_dir, ref_root, readme, name):
+    """Everything the validation does to one FMU, in a worker process: returns what it printed,
+    whether it failed, its report rows and the not-judged runs that did not finish."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = _check_fmu(fmu_dir, ref_root, readme, name)
+    return dict(result, printed=printed.getvalue())
+
+
+def _check_fmu(fmu_dir, ref_root, readme, name):
+    notes = []  # not-judged runs that did not finish, for the report
+    row3 = platform_row3 = None
+    fmu = os.path.join(fmu_dir, name)
+    md = read_model_description(fmu)
+    model = md.coSimulation.modelIdentifier
+    problems = [f"fmpy validate: {p}" for p in validate_fmu(fmu)]
+    if md.modelExchange is None:
+        problems.append("modelDescription.xml declares no <ModelExchange>")
+    elif md.modelExchange.modelIdentifier != model:
+        problems.append(f"<ModelExchange> names {md.modelExchange.modelIdentifier}, "
+                        f"<CoSimulation> {model}")
+    check = subprocess.run(
+        ["fmutool", "-input", fmu, "-check"], capture_output=True, text=True
+    )
+    if check.returncode != 0 or "ERROR" in check.stdout:
+        problems.append(f"fmutool -check failed:\n{check.stdout}{check.stderr}")
+    scenarios = scenarios_of(ref_root, model)
+    if not scenarios:
+        problems.append(f"no reference result in {os.path.join(ref_root, model)}")
+    work = tempfile.mkdtemp(prefix="validate-")
+    binary_problems, floor, imports = platforms.inspect_binaries(fmu, work)
+    problems += binary_problems
+    across, identical, states_ok = 0.0, True, True
+    worst = {}
+    for directory in scenarios:
+        sc = Scenario(directory, model)
+        where = os.path.relpath(directory, ref_root)
+        problems += sc.input_problems(read_model_description(fmu))
+        problems += run_importers(fmu, sc, where, ALL_IMPORTERS, judged, worst, notes)
+        cross, dev, same = cross_platforms(fmu, sc, ("linux64", "win64"))
+        problems += [f"platforms on {where}: {p}" for p in cross]
+        across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
+    abuse_problems = []
+    if scenarios:
+        for platform in ("linux64", "win64"):
+            with tempfile.TemporaryDirectory() as scratch:
+                try:
+                    abuse_problems += platforms.abuse(fmu, Scenario(scenarios[0], model), scratch, platform)
+                except Exception as e:
+                    abuse_problems.append(f"abuse on {platform} did not run: {e}")
+    problems += abuse_problems
+    shutil.rmtree(work, ignore_errors=True)
+    # Array elements such as lossTable[1,2] are documented once, as `lossTable[i,j]`.
+    missing = sorted({v.name.split("[")[0] for v in md.modelVariables
+                      if f"`{v.name.split('[')[0]}" not in readme})
+    if missing:
+        problems.append(f"README's variable table lacks {', '.join(missing)}")
+    fmu3 = os.path.join(fmu_dir, "fmi3", name)
+    if not os.path.isfile(fmu3):
+        problems.append(f"no FMI 3.0 FMU {fmu3}")
+    elif scenarios:
+        problems3, worst3, platform_row3 = validate3(model, fmu, fmu3, scenarios, ref_root, notes)
+        problems += [f"FMI 3.0: {p}" for p in problems3]
+        row3 = (model, len(scenarios), worst3, not problems3)
+        devs3 = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst3.items())
+        print(f"{model} FMI 3.0: {'FAIL' if problems3 else 'ok'} (max deviation: {devs3})")
+    status = "FAIL" if problems else "ok"
+    devs = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst.items())
+    print(f"{model}: fmpy validate, fmutool -check, {len(scenarios)} reference(s): {status}"
+          f" (max deviation: {devs})")
+    for p in problems:
+        print(f"  {p}")
+    return dict(failed=bool(problems), notes=notes, row=(model, len(scenarios), worst, not problems),
+                platform_row=(model, floor, imports, across, identical, states_ok,
+                              not abuse_problems),
+                row3=row3, platform_row3=platform_row3)
+
+
+def rows_path(ref_root):
+    """Where a whole validation leaves its rows for the report (`--report`)."""
+    return os.path.join(os.path.dirname(ref_root), "target", "validation-rows.json")
+
+
 def main(fmu_dir, ref_root):
     only = os.environ.get("FMU_ONLY")  # cargo xtask validate --only <Model>
     fmus = sorted(f for f in os.listdir(fmu_dir)
                   if f.endswith(".fmu") and (only is None or f == f"{only}.fmu"))
-    report, platform_report, report3, platform_report3 = [], [], [], []
     if not fmus:
         print(f"no FMUs in {fmu_dir}: run `cargo xtask package`")
         return 1
     readme = open(os.path.join(os.path.dirname(ref_root), "README.md")).read()
-    failed = 0
-    notes = []  # not-judged runs that did not finish, for the report
-    for name in fmus:
-        fmu = os.path.join(fmu_dir, name)
-        md = read_model_description(fmu)
-        model = md.coSimulation.modelIdentifier
-        problems = [f"fmpy validate: {p}" for p in validate_fmu(fmu)]
-        if md.modelExchange is None:
-            problems.append("modelDescription.xml declares no <ModelExchange>")
-        elif md.modelExchange.modelIdentifier != model:
-            problems.append(f"<ModelExchange> names {md.modelExchange.modelIdentifier}, "
-                            f"<CoSimulation> {model}")
-        check = subprocess.run(
-            ["fmutool", "-input", fmu, "-check"], capture_output=True, text=True
-        )
-        if check.returncode != 0 or "ERROR" in check.stdout:
-            problems.append(f"fmutool -check failed:\n{check.stdout}{check.stderr}")
-        scenarios = scenarios_of(ref_root, model)
-        if not scenarios:
-            problems.append(f"no reference result in {os.path.join(ref_root, model)}")
-        work = tempfile.mkdtemp(prefix="validate-")
-        binary_problems, floor, imports = platforms.inspect_binaries(fmu, work)
-        problems += binary_problems
-        across, identical, states_ok = 0.0, True, True
-        worst = {}
-        for directory in scenarios:
-            sc = Scenario(directory, model)
-            where = os.path.relpath(directory, ref_root)
-            problems += sc.input_problems(read_model_description(fmu))
-            problems += run_importers(fmu, sc, where, ALL_IMPORTERS, judged, worst, notes)
-            cross, dev, same = cross_platforms(fmu, sc, ("linux64", "win64"))
-            problems += [f"platforms on {where}: {p}" for p in cross]
-            across, identical, states_ok = max(across, dev), identical and same, states_ok and not cross
-        abuse_problems = []
-        if scenarios:
-            for platform in ("linux64", "win64"):
-                with tempfile.TemporaryDirectory() as scratch:
-                    try:
-                        abuse_problems += platforms.abuse(fmu, Scenario(scenarios[0], model), scratch, platform)
-                    except Exception as e:
-                        abuse_problems.append(f"abuse on {platform} did not run: {e}")
-        problems += abuse_problems
-        shutil.rmtree(work, ignore_errors=True)
-        # Array elements such as lossTable[1,2] are documented once, as `lossTable[i,j]`.
-        missing = sorted({v.name.split("[")[0] for v in md.modelVariables
-                          if f"`{v.name.split('[')[0]}" not in readme})
-        if missing:
-            problems.append(f"README's variable table lacks {', '.join(missing)}")
-        fmu3 = os.path.join(fmu_dir, "fmi3", name)
-        if not os.path.isfile(fmu3):
-            problems.append(f"no FMI 3.0 FMU {fmu3}")
-        elif scenarios:
-            problems3, worst3, row3 = validate3(model, fmu, fmu3, scenarios, ref_root, notes)
-            problems += [f"FMI 3.0: {p}" for p in problems3]
-            report3.append((model, len(scenarios), worst3, not problems3))
-            platform_report3.append(row3)
-            devs3 = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst3.items())
-            print(f"{model} FMI 3.0: {'FAIL' if problems3 else 'ok'} (max deviation: {devs3})")
-        status = "FAIL" if problems else "ok"
-        devs = ", ".join(f"{imp} {dev:.2e}" for imp, dev in worst.items())
-        print(f"{model}: fmpy validate, fmutool -check, {len(scenarios)} reference(s): {status}"
-              f" (max deviation: {devs})")
-        for p in problems:
-            print(f"  {p}")
-        failed += bool(problems)
-        report.append((model, len(scenarios), worst, not problems))
-        platform_report.append((model, floor, imports, across, identical, states_ok,
-                                not abuse_problems))
+    # One FMU a process: the importers, Wine and qemu run one thread each.
+    workers = int(os.environ.get("VALIDATE_WORKERS", "2"))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(check_fmu, *zip(*[(fmu_dir, ref_root, readme, n) for n in fmus])))
+    for r in results:
+        print(r["printed"], end="", flush=True)
+    failed = sum(r["failed"] for r in results)
+    rows = dict(
+        rows=[r["row"] for r in results],
+        platform_rows=[r["platform_row"] for r in results],
+        notes=[n for r in results for n in r["notes"]],
+        rows3=[r["row3"] for r in results if r["row3"] is not None],
+        platform_rows3=[r["platform_row3"] for r in results if r["platform_row3"] is not None],
+    )
     if only is None:
-        write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), report,
-                     platform_report, fmu_dir, notes, report3, platform_report3)
+        with open(rows_path(ref_root), "w") as f:
+            json.dump(rows, f)
+        if os.environ.get("VALIDATE_REPORT_LATER") is None:
+            report(fmu_dir, ref_root)
     print(f"validate: {len(fmus) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
+def report(fmu_dir, ref_root):
+    """docs/validation.md from the rows the last whole validation left and the records of the
+    abuse suite and the fuzzer under target/."""
+    with open(rows_path(ref_root)) as f:
+        rows = json.load(f)
+    write_report(os.path.join(os.path.dirname(ref_root), "docs", "validation.md"), rows["rows"],
+                 rows["platform_rows"], fmu_dir, rows["notes"], rows["rows3"],
+                 rows["platform_rows3"])
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--report":
+        sys.exit(report(sys.argv[2], sys.argv[3]))
     sys.exit(main(sys.argv[1], sys.argv[2]))

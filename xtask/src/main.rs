@@ -8,6 +8,7 @@ mod package;
 mod platforms;
 mod reference;
 mod scaffold;
+mod stages;
 mod svg;
 
 use package::Platforms;
@@ -36,7 +37,13 @@ commands:
              missing): no console message, the reference plot in the DOM and painted, the
              screenshot not blank; first rejects deliberately broken pages
   test       the whole suite: package, cargo test, docs-check, mutants --diff <base>, fuzz,
-             memcheck, the checks' own tests, validate, example, scaffold-check
+             memcheck, the checks' own tests, validate, example, scaffold-check, as jobs on two
+             cores; prints the table of what each took and writes it to target/test-stages.md
+  dev <Model>
+             the inner loop of a change to one component: its crate's tests, its FMUs packaged
+             for linux64 alone, validated by fmpy validate, FMPy and the C harness (FMI 2.0 and
+             3.0) against its references (xtask/python/quick.py); `cargo xtask test` runs the
+             rest
 
 validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
@@ -45,7 +52,7 @@ validate then fails, as the FMUs lack win64).
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
   fuzz-build [--no-asan]
-             builds that fuzzer's binary and the random fuzzer's (uninstrumented) and prints
+             builds that fuzzer's binary and the random fuzzer's (built alike) and prints
              their paths, one a line; --no-asan: coverage without AddressSanitizer, faster
              (fuzz/plants/run.sh measures planted bugs with them)
   mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV]
@@ -96,15 +103,19 @@ fn main() -> ExitCode {
             None => Err(USAGE.to_string()),
         },
         Some("scaffold-check") => scaffold::check(),
-        Some("hashes") => packaged(&args, || python_with_harness("hashes.py", None)),
+        Some("hashes") => packaged(&args, || python_with_harness("hashes.py", None, &[])),
         Some("test") => test(),
+        Some("dev") => match args.get(1) {
+            Some(model) => dev(model),
+            None => Err(USAGE.to_string()),
+        },
         Some("bench") => bench::bench(platforms_flag(&args)),
         Some("example") => packaged(&args, example),
         Some("fuzz") => fuzz(args.get(1).map_or("60", String::as_str)),
         Some("fuzz-build") => {
             let asan = !args.iter().any(|a| a == "--no-asan");
             fuzz_build(asan).and_then(|libfuzzer| {
-                let random = random_build()?;
+                let random = random_build(asan)?;
                 println!("{}\n{}", libfuzzer.display(), random.display());
                 Ok(())
             })
@@ -144,12 +155,20 @@ fn platforms_flag(args: &[String]) -> Platforms {
     }
 }
 
+/// The workspace this xtask works on: its own, or the one named in `XTASK_ROOT` (the scaffold
+/// check's copy).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    match std::env::var_os(ROOT) {
+        Some(root) => PathBuf::from(root),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root")
+            .to_path_buf(),
+    }
 }
+
+/// See `root`.
+pub const ROOT: &str = "XTASK_ROOT";
 
 /// Where cargo builds the FMUs' binaries: `target/` of this workspace, or the directory in
 /// `XTASK_BUILD_DIR`. The scaffold check points its copy of the workspace at the original's, so
@@ -167,8 +186,7 @@ fn fuzz_build_dir() -> PathBuf {
 }
 
 pub fn run(cmd: &mut Command) -> Result<(), String> {
-    eprintln!("xtask: running {cmd:?}");
-    let status = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
+    let status = stages::status(cmd)?;
     if status.success() {
         Ok(())
     } else {
@@ -205,6 +223,18 @@ pub fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
+/// `cargo install` of a tool the suite runs (fmi-sim, cargo-mutants), without link-time
+/// optimization and in several code-generation units: built in about half the time, and what
+/// these tools do (drive an FMU, mutate sources) does not depend on it.
+pub fn tool_install() -> Command {
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .arg("install")
+        .env("CARGO_PROFILE_RELEASE_LTO", "false")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16");
+    cargo
+}
+
 /// `target/tools/bin/fmi-sim`, installed with `cargo install` on first use.
 fn fmi_sim() -> Result<PathBuf, String> {
     let tools = root().join("target/tools");
@@ -229,9 +259,8 @@ fn fmi_sim() -> Result<PathBuf, String> {
         run(Command::new("apt-get").arg("update"))?;
         run(Command::new("apt-get").args(["install", "-y", "libclang-dev"]))?;
     }
-    run(Command::new(env!("CARGO"))
+    run(tool_install()
         .args([
-            "install",
             "fmi-sim",
             "--locked",
             "--version",
@@ -259,12 +288,28 @@ fn check_the_checks() -> Result<(), String> {
 
 /// Validates every packaged FMU, or only `only` (then no report is written).
 fn validate(only: Option<&str>) -> Result<(), String> {
-    python_with_harness("validate.py", only)
+    python_with_harness("validate.py", only, &[])
+}
+
+/// docs/validation.md from the rows of the last whole validation and the records the abuse
+/// suite, memcheck and the fuzzer left under target/ (the test command validates before they
+/// end).
+fn validation_report() -> Result<(), String> {
+    let root = root();
+    run(Command::new(venv()?)
+        .arg(root.join("xtask/python/validate.py"))
+        .arg("--report")
+        .arg(root.join("target/fmu"))
+        .arg(root.join("reference-fmus")))
 }
 
 /// `xtask/python/<script> target/fmu reference-fmus`, with the C harness and the importers;
-/// `only`: that model's FMU alone.
-fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
+/// `only`: that model's FMU alone; `env`: more variables for the script.
+fn python_with_harness(
+    script: &str,
+    only: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<(), String> {
     let python = venv()?;
     let fmi_sim = fmi_sim()?;
     let harness = platforms::harness()?;
@@ -273,6 +318,7 @@ fn python_with_harness(script: &str, only: Option<&str>) -> Result<(), String> {
     if let Some(model) = only {
         command.env("FMU_ONLY", model);
     }
+    command.envs(env.iter().copied());
     run(command
         .arg(root.join("xtask/python").join(script))
         .arg(root.join("target/fmu"))
@@ -299,9 +345,28 @@ fn fuzz(seconds: &str) -> Result<(), String> {
     let total: u64 = seconds
         .parse()
         .map_err(|_| format!("fuzz: '{seconds}' is not a whole number of seconds"))?;
+    fuzz_run(total, &fuzzers()?)
+}
+
+/// The two fuzzers' binaries, with AddressSanitizer.
+struct Fuzzers {
+    libfuzzer: PathBuf,
+    random: PathBuf,
+}
+
+/// Builds both fuzzers and runs the fuzz crate's own tests (one build of the dependencies).
+fn fuzzers() -> Result<Fuzzers, String> {
+    let libfuzzer = fuzz_build(true)?;
+    fuzz_test(&root(), true)?;
+    Ok(Fuzzers {
+        libfuzzer,
+        random: random_build(true)?,
+    })
+}
+
+/// `fuzz` for `total` seconds with binaries already built.
+fn fuzz_run(total: u64, fuzzers: &Fuzzers) -> Result<(), String> {
     let root = root();
-    fuzz_test(&root, true)?;
-    let binary = fuzz_build(true)?;
     let scratch = root.join("target/fuzz/corpus");
     let artifacts = root.join("target/fuzz/artifacts");
     let seeds = root.join("target/fuzz/seeds");
@@ -309,15 +374,15 @@ fn fuzz(seconds: &str) -> Result<(), String> {
     for dir in [&scratch, &artifacts] {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    // The seeds: uninstrumented, from a fixed first seed, so a run is repeatable. Few: libFuzzer
-    // replays every seed before its clock starts, under ASan about 20 inputs a second.
+    // The seeds: from a fixed first seed, so a run is repeatable. Few: libFuzzer replays every
+    // seed before its clock starts, under ASan about 20 inputs a second.
     let seeding = (total / 60).max(1);
-    run(Command::new(random_build()?)
+    run(Command::new(&fuzzers.random)
         .arg(seeding.to_string())
         .args(["1", "--record"])
         .arg(&seeds)
         .current_dir(&root))?;
-    run(Command::new(binary)
+    run(Command::new(&fuzzers.libfuzzer)
         .arg(&scratch)
         .arg(root.join("fuzz/corpus/fmi_calls"))
         .arg(&seeds)
@@ -347,7 +412,7 @@ fn fuzz(seconds: &str) -> Result<(), String> {
         format!(
             "coverage-guided fuzzing (libFuzzer, AddressSanitizer and LeakSanitizer; fuzz/) of \
              call sequences of the FMI 2.0 and FMI 3.0 APIs of every model in-process, from \
-             the checked-in corpus and the random generator's sequences, for {seconds} s: no \
+             the checked-in corpus and the random generator's sequences, for {total} s: no \
              crash, hang, leak or failed oracle\n{}\n",
             models.join(", ")
         ),
@@ -355,25 +420,58 @@ fn fuzz(seconds: &str) -> Result<(), String> {
     .map_err(|e| format!("{}: {e}", record.display()))
 }
 
-/// The fuzzer's own test, uninstrumented: it links every component of the workspace at `root`.
+/// The fuzzer's own tests, built as libFuzzer's binary is (`fuzz_cargo`): every dependency is
+/// shared with that build. They link every component of the workspace at `root`.
 pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
-    run(fuzz_cargo(root, &["test", "--release", "--lib"]).args(locked.then_some("--locked")))
+    let test = ["test", "--release", "--lib"];
+    run(fuzz_cargo(root, &test, true)?.args(locked.then_some("--locked")))
 }
 
-/// `cargo <args>` on the fuzz crate of the workspace at `root`, built into `fuzz_build_dir()`.
-fn fuzz_cargo(root: &Path, args: &[&str]) -> Command {
+const FUZZ_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+
+/// `cargo <args>` on the fuzz crate of the workspace at `root`, built into `fuzz_build_dir()`
+/// for libFuzzer, with ASan if `asan`: cargo-fuzz's flags, but sanitizer coverage only for the
+/// runtime's own code (`rustc_wrapper`). With the protocol features the sequences report
+/// (`fmu_fuzz::Guided`), a few hundred features in all, so the corpus stays small and the input
+/// that went deepest is mutated often (docs/fuzzing.md). The fuzzer's tests and the random
+/// fuzzer are built so too: one build of the dependencies serves all three.
+fn fuzz_cargo(root: &Path, args: &[&str], asan: bool) -> Result<Command, String> {
+    let mut flags = vec![
+        "-Cpasses=sancov-module",
+        "-Cllvm-args=-sanitizer-coverage-level=4",
+        "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
+        "-Cllvm-args=-sanitizer-coverage-pc-table",
+        "-Cllvm-args=-sanitizer-coverage-trace-compares",
+        "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
+        "-Cllvm-args=-sanitizer-coverage-stack-depth",
+        "--cfg fuzzing",
+        "-Cdebug-assertions",
+        "-Ccodegen-units=1",
+    ];
+    if asan {
+        flags.push("-Zsanitizer=address");
+    }
     let mut cargo = Command::new(env!("CARGO"));
     cargo
         .args(args)
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
+        // --target keeps the flags off build scripts, as cargo-fuzz does.
+        .args(["--target", FUZZ_TRIPLE])
         .env("CARGO_TARGET_DIR", fuzz_build_dir())
+        .env("RUSTFLAGS", flags.join(" "))
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env(
+            "RUSTC_WRAPPER",
+            std::env::current_exe().map_err(|e| e.to_string())?,
+        )
+        .env(COVERAGE_ONLY, "fmu_runtime")
         .current_dir(root);
-    cargo
+    Ok(cargo)
 }
 
-/// The random fuzzer's binary (`fuzz/src/bin/random_sequences.rs`), uninstrumented.
-fn random_build() -> Result<PathBuf, String> {
+/// The random fuzzer's binary (`fuzz/src/bin/random_sequences.rs`), built as libFuzzer's.
+fn random_build(asan: bool) -> Result<PathBuf, String> {
     let release = [
         "build",
         "--release",
@@ -381,8 +479,8 @@ fn random_build() -> Result<PathBuf, String> {
         "--bin",
         "random_sequences",
     ];
-    run(&mut fuzz_cargo(&root(), &release))?;
-    Ok(fuzz_build_dir().join("release/random_sequences"))
+    run(&mut fuzz_cargo(&root(), &release, asan)?)?;
+    Ok(fuzz_build_dir().join(format!("{FUZZ_TRIPLE}/release/random_sequences")))
 }
 
 /// Set for xtask as cargo's `RUSTC_WRAPPER` (`fuzz_build`): the one crate compiled with
@@ -414,40 +512,11 @@ fn rustc_wrapper(only: &std::ffi::OsStr) -> ExitCode {
     }
 }
 
-/// The libFuzzer binary of `fuzz/`, with ASan if `asan`. Only the runtime's own code is
-/// instrumented for coverage (cargo-fuzz's flags, through `rustc_wrapper`): with the protocol
-/// features the sequences report (`fmu_fuzz::Guided`), a few hundred features in all, so the
-/// corpus stays small and the input that went deepest is mutated often (docs/fuzzing.md).
+/// The libFuzzer binary of `fuzz/`, with ASan if `asan`.
 fn fuzz_build(asan: bool) -> Result<PathBuf, String> {
-    const TRIPLE: &str = "x86_64-unknown-linux-gnu";
-    let root = root();
-    let mut flags = vec![
-        "-Cpasses=sancov-module",
-        "-Cllvm-args=-sanitizer-coverage-level=4",
-        "-Cllvm-args=-sanitizer-coverage-inline-8bit-counters",
-        "-Cllvm-args=-sanitizer-coverage-pc-table",
-        "-Cllvm-args=-sanitizer-coverage-trace-compares",
-        "-Cllvm-args=-simplifycfg-branch-fold-threshold=0",
-        "-Cllvm-args=-sanitizer-coverage-stack-depth",
-        "--cfg fuzzing",
-        "-Cdebug-assertions",
-        "-Ccodegen-units=1",
-    ];
-    if asan {
-        flags.push("-Zsanitizer=address");
-    }
-    // --target keeps the flags off build scripts, as cargo-fuzz does.
     let release = ["build", "--release", "--locked", "--bin", "fmi_calls"];
-    run(fuzz_cargo(&root, &release)
-        .args(["--target", TRIPLE])
-        .env("RUSTFLAGS", flags.join(" "))
-        .env("RUSTC_BOOTSTRAP", "1")
-        .env(
-            "RUSTC_WRAPPER",
-            std::env::current_exe().map_err(|e| e.to_string())?,
-        )
-        .env(COVERAGE_ONLY, "fmu_runtime"))?;
-    Ok(fuzz_build_dir().join(format!("{TRIPLE}/release/fmi_calls")))
+    run(&mut fuzz_cargo(&root(), &release, asan)?)?;
+    Ok(fuzz_build_dir().join(format!("{FUZZ_TRIPLE}/release/fmi_calls")))
 }
 
 /// The examples with their checks; each redraws its plot and results (under target/examples/ for
@@ -498,18 +567,50 @@ pub fn valgrind() -> Result<(), String> {
 }
 
 /// Runs the abuse suite, which drives every packaged FMU through instantiate, simulate,
-/// get/set/serialize state, reset and free, under valgrind memcheck.
+/// get/set/serialize state, reset and free, under valgrind memcheck. Valgrind runs one thread
+/// at a time: each test is a process of its own, two at a time.
 fn memcheck() -> Result<(), String> {
     valgrind()?;
+    let abuse = || {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse", "--"])
+            .current_dir(root());
+        cargo
+    };
+    let listed = abuse()
+        .args(["--list", "--format", "terse"])
+        .output()
+        .map_err(|e| format!("the abuse suite's tests: {e}"))?;
+    if !listed.status.success() {
+        return Err(format!(
+            "the abuse suite's tests: {}",
+            String::from_utf8_lossy(&listed.stderr)
+        ));
+    }
+    let tests: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect();
+    if tests.is_empty() {
+        return Err("the abuse suite lists no test".into());
+    }
     let runner = "valgrind -q --error-exitcode=99 --leak-check=full \
                   --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect";
     let runner: String = runner.split_whitespace().collect::<Vec<_>>().join(" ");
-    run(Command::new(env!("CARGO"))
-        .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse"])
-        .args(["--", "--test-threads", "2"])
-        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", runner)
-        .env("FMU_MEMCHECK", "1")
-        .current_dir(root()))
+    let commands = tests
+        .iter()
+        .map(|test| {
+            let mut cargo = abuse();
+            cargo
+                .args(["--exact", test])
+                .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", &runner)
+                .env("FMU_MEMCHECK", "1");
+            cargo
+        })
+        .collect();
+    stages::run_pool(commands, 2)
 }
 
 /// What `git status` and `git diff` say of the tree: a test run must leave it as it found it.
@@ -548,21 +649,174 @@ fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// The whole suite.
+/// The test command's minutes for the mutants of a change (`mutants --budget`), installing
+/// cargo-mutants and building included: a change of any size costs at most this.
+const MUTANTS_BUDGET_MINUTES: &str = "10";
+
+/// The whole suite, as jobs on CI's two cores: the builds of the three platforms, of the
+/// fuzzers and of the tools overlap each other and the single-threaded checks (valgrind, the
+/// Python importers, Wine, qemu, libFuzzer). The table of what each took is printed and
+/// written to `target/test-stages.md`.
 fn everything() -> Result<(), String> {
-    venv()?;
-    package::package(Platforms::All, None)?;
+    use package::Platform;
+    use stages::job;
+    let started = std::time::Instant::now();
+    let all = Platforms::All;
+    let built = std::sync::Mutex::new(None);
+    let jobs = vec![
+        job("Debian packages", &[], platforms::debian_packages),
+        job("Python venv", &[], || venv().map(|_| ())),
+        job("package: linux64 build", &["Python venv"], || {
+            package::build(all, Platform::Linux, None).map(|_| ())
+        }),
+        job("package: win64 build", &["Debian packages"], || {
+            package::build(all, Platform::Windows, None).map(|_| ())
+        }),
+        job(
+            "package: aarch64 build",
+            &["Debian packages", "Python venv"],
+            || package::build(all, Platform::Aarch64, None).map(|_| ()),
+        ),
+        job(
+            "package: write FMI 2.0 and 3.0",
+            &[
+                "package: linux64 build",
+                "package: win64 build",
+                "package: aarch64 build",
+            ],
+            || package::write(all, None).map(|_| ()),
+        ),
+        job(
+            "cargo test: in-process",
+            &["package: linux64 build"],
+            in_process_tests,
+        ),
+        job(
+            "cargo test: packaged FMUs, xtask",
+            &["package: write FMI 2.0 and 3.0"],
+            packaged_tests,
+        ),
+        job("fuzz: build and the fuzzer's tests", &[], || {
+            *built.lock().expect("one job at a time") = Some(fuzzers()?);
+            Ok(())
+        }),
+        job(
+            "memcheck",
+            &["cargo test: packaged FMUs, xtask", "Debian packages"],
+            memcheck,
+        ),
+        job("fmi-sim install", &["Debian packages"], || {
+            fmi_sim().map(|_| ())
+        }),
+        job("C harness", &["Debian packages", "Python venv"], || {
+            platforms::harness().map(|_| ())
+        }),
+        job(
+            "validate",
+            &["package: write FMI 2.0 and 3.0", "fmi-sim install", "C harness"],
+            || python_with_harness("validate.py", None, &[("VALIDATE_REPORT_LATER", "1")]),
+        ),
+        job(
+            "fuzz: 60 s",
+            &["fuzz: build and the fuzzer's tests"],
+            || match built.lock().expect("one job at a time").as_ref() {
+                Some(f) => fuzz_run(60, f),
+                None => Err("no fuzzer built".into()),
+            },
+        ),
+        job(
+            "docs check",
+            &["package: write FMI 2.0 and 3.0", "Debian packages"],
+            docs_check::docs_check,
+        ),
+        job(
+            "the checks' checks",
+            &["fmi-sim install", "C harness"],
+            check_the_checks,
+        ),
+        job(
+            "examples",
+            &["package: write FMI 2.0 and 3.0"],
+            example,
+        ),
+        job("mutants (diff)", &["Python venv", "Debian packages"], || {
+            // The mutants of what this submission changed in fmu/ (the whole set: `cargo xtask
+            // mutants`).
+            let base = mutants::submission_base(&root());
+            let args = ["mutants", "--diff", &base, "--budget", MUTANTS_BUDGET_MINUTES];
+            mutants::mutants(&args.map(str::to_string))
+        }),
+        job(
+            "validation report",
+            &[
+                "validate",
+                "cargo test: packaged FMUs, xtask",
+                "memcheck",
+                "fuzz: 60 s",
+            ],
+            validation_report,
+        ),
+        job(
+            "scaffold check",
+            &[
+                "package: write FMI 2.0 and 3.0",
+                "fuzz: build and the fuzzer's tests",
+                "fmi-sim install",
+                "C harness",
+            ],
+            scaffold::check,
+        ),
+    ];
+    let (records, result) = stages::run_jobs(jobs, 2);
+    let table = stages::table(&records, started.elapsed());
+    let path = root().join("target/test-stages.md");
+    let _ = std::fs::write(&path, &table);
+    println!("\n{table}\n(written to {})", path.display());
+    result
+}
+
+/// The in-process tests of every crate under `fmu/` and of modelDescription, built as the
+/// linux64 packages are (`platforms::linux_cargo`: their dependencies are the packages'); the
+/// packaged-FMU suite and xtask's own tests are `packaged_tests`.
+fn in_process_tests() -> Result<(), String> {
+    run(platforms::linux_cargo("test", &venv_bin()?).args([
+        "--workspace",
+        "--exclude",
+        "fmu-harness",
+        "--exclude",
+        "xtask",
+    ]))
+}
+
+/// The packaged-FMU suite (`tests/`) and xtask's own tests, built as xtask is (they share its
+/// dependencies; they link no FMU, which they load from target/fmu).
+fn packaged_tests() -> Result<(), String> {
     run(Command::new(env!("CARGO"))
-        .args(["test", "--workspace", "--release"])
-        .current_dir(root()))?;
-    docs_check::docs_check()?;
-    // The mutants of what this submission changed in fmu/ (the whole set: `cargo xtask mutants`).
-    let base = mutants::submission_base(&root());
-    mutants::mutants(&["mutants".to_string(), "--diff".to_string(), base])?;
-    fuzz("60")?;
-    memcheck()?;
-    check_the_checks()?;
-    validate(None)?;
-    example()?;
-    scaffold::check()
+        .args(["test", "--release", "-p", "fmu-harness", "-p", "xtask"])
+        .current_dir(root()))
+}
+
+/// `cargo xtask dev <Model>`: what a change to one component needs checked before the whole
+/// suite.
+fn dev(model: &str) -> Result<(), String> {
+    let component = components::components()?
+        .into_iter()
+        .find(|c| c.model == model)
+        .ok_or_else(|| format!("dev: no component packages {model}"))?;
+    let venv_bin = venv_bin()?;
+    run(platforms::linux_cargo("test", &venv_bin).args(["-p", &component.crate_name]))?;
+    package::package(Platforms::HostOnly, Some(model))?;
+    let harness = platforms::harness_linux()?;
+    let root = root();
+    run(Command::new(venv()?)
+        .arg(root.join("xtask/python/quick.py"))
+        .arg(root.join("target/fmu"))
+        .arg(root.join("reference-fmus"))
+        .arg(model)
+        .env("FMU_RUN_DIR", harness))
+}
+
+/// The directory of `.venv`'s programs.
+pub fn venv_bin() -> Result<PathBuf, String> {
+    Ok(venv()?.parent().expect("venv bin").to_path_buf())
 }

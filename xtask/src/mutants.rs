@@ -19,7 +19,7 @@ use crate::{components::components, root, run};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 const CARGO_MUTANTS_VERSION: &str = "27.1.0";
 /// What each stage's result depends on (`stamp_of`).
@@ -33,6 +33,9 @@ struct Mutant {
     package: String,
     file: String,
     diff: String,
+    /// The function it is in, and what it changes (`FnValue`: the whole body replaced).
+    function: String,
+    genre: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -43,6 +46,8 @@ enum Outcome {
     Missed,
     /// Missed in-process; the packaged-FMU suite was not run on it (`--budget` spent).
     NotPackaged,
+    /// Not tested: `--budget` was spent before its turn.
+    Untested,
     Equivalent,
     Timeout,
     Unviable,
@@ -56,8 +61,11 @@ struct Options {
     /// Every crate's earlier outcomes reused even if the sources changed since: to assemble
     /// the table after rerunning some crates (`--crate`) on new tests.
     keep: bool,
-    /// Minutes for stage 2, crate by crate from the cheapest (fewest FMUs to package); the
-    /// crates not reached count their survivors as missed.
+    /// Minutes for the whole run, from its start (installing cargo-mutants and building
+    /// included). Stage 1 then tests one mutant at a time in `informative_order`, and stops
+    /// one at the deadline; stage 2 goes crate by crate from the cheapest (fewest FMUs to
+    /// package). What the budget did not reach is listed as untested (and in diff mode does
+    /// not fail the run: the test command's time must not depend on the size of a change).
     budget: Option<u64>,
 }
 
@@ -92,6 +100,9 @@ fn options(args: &[String]) -> Result<Options, String> {
 
 pub fn mutants(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
+    let deadline = o
+        .budget
+        .map(|m| Instant::now() + Duration::from_secs(60 * m));
     let root = root();
     let diff_file = match &o.diff {
         Some(rev) => Some(write_diff(&root, rev)?),
@@ -120,6 +131,7 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
         by_crate.iter().map(|(k, v)| (k.clone(), v.len())).collect();
     let dependents = dependents(&tree)?;
     let mut results: BTreeMap<String, Vec<(Mutant, Outcome)>> = BTreeMap::new();
+    let mut queue = Vec::new();
     let mut rng = SplitMix(o.seed);
     for (package, mutants) in &by_crate {
         // A change of hundreds of lines is sampled too, to stay inside CI's time. Every crate
@@ -131,25 +143,62 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
         let (argued, tested): (Vec<Mutant>, Vec<Mutant>) = chosen
             .into_iter()
             .partition(|m| equivalent.contains(&m.name));
-        let tests = dependents.get(package).cloned().unwrap_or_default();
-        let mut outcomes = stage1(&tool, &tree, package, &tests, &tested, o.keep)?;
+        let outcomes = results.entry(package.clone()).or_default();
         outcomes.extend(argued.into_iter().map(|m| (m, Outcome::Equivalent)));
-        results.insert(package.clone(), outcomes);
+        if deadline.is_some() {
+            queue.extend(tested);
+        } else {
+            let tests = dependents.get(package).cloned().unwrap_or_default();
+            outcomes.extend(stage1(&tool, &tree, package, &tests, &tested, o.keep)?);
+        }
     }
-    let deadline = o
-        .budget
-        .map(|m| std::time::Instant::now() + Duration::from_secs(60 * m));
-    stage2(&tree, &dependents, &mut results, o.keep, deadline)?;
+    if let Some(deadline) = deadline {
+        for m in informative_order(queue) {
+            let tests = dependents.get(&m.package).cloned().unwrap_or_default();
+            let outcome = stage1_before(&tool, &tree, &tests, &m, o.keep, deadline)?;
+            results
+                .entry(m.package.clone())
+                .or_default()
+                .push((m, outcome));
+        }
+    }
+    match deadline {
+        Some(d) => crate::stages::within(d, || {
+            stage2(&tree, &dependents, &mut results, o.keep, deadline)
+        })?,
+        None => stage2(&tree, &dependents, &mut results, o.keep, deadline)?,
+    }
     let report = report(&results, &population, &o);
     std::fs::write(root.join("target/mutants/report.md"), &report).map_err(|e| e.to_string())?;
     println!("{report}");
     if o.diff.is_none() && o.crates.is_empty() {
         std::fs::write(root.join("docs/mutation.md"), &report).map_err(|e| e.to_string())?;
     }
+    let untested: Vec<String> = results
+        .values()
+        .flatten()
+        .filter(|(_, o)| matches!(o, Outcome::Untested | Outcome::NotPackaged))
+        .map(|(m, o)| match o {
+            Outcome::NotPackaged => format!("{} (missed in-process, not packaged)", m.name),
+            _ => m.name.clone(),
+        })
+        .collect();
+    let listed = root.join("target/mutants/untested.txt");
+    std::fs::write(&listed, untested.join("\n")).map_err(|e| e.to_string())?;
+    if !untested.is_empty() {
+        let tested = results.values().flatten().count() - untested.len();
+        crate::stages::note(format!(
+            "{} mutant(s) untested within the budget, {tested} tested (target/mutants/untested.txt)",
+            untested.len()
+        ));
+    }
+    // In diff mode a missed mutant fails the run; one the budget left untested is listed.
     let missed: Vec<&str> = results
         .values()
         .flatten()
-        .filter(|(_, o)| matches!(o, Outcome::Missed | Outcome::NotPackaged))
+        .filter(|(_, o)| {
+            *o == Outcome::Missed || (*o == Outcome::NotPackaged && deadline.is_none())
+        })
         .map(|(m, _)| m.name.as_str())
         .collect();
     if o.diff.is_some() && !missed.is_empty() {
@@ -196,8 +245,8 @@ fn cargo_mutants() -> Result<PathBuf, String> {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(CARGO_MUTANTS_VERSION));
     if !installed {
-        run(Command::new(env!("CARGO"))
-            .args(["install", "cargo-mutants", "--locked", "--version"])
+        run(crate::tool_install()
+            .args(["cargo-mutants", "--locked", "--version"])
             .arg(CARGO_MUTANTS_VERSION)
             .arg("--root")
             .arg(&tools))?;
@@ -231,6 +280,12 @@ fn sync_tree(root: &Path) -> Result<PathBuf, String> {
                 .map_err(|e| e.to_string())?;
             std::fs::write(&to, &content).map_err(|e| format!("{}: {e}", to.display()))?;
         }
+    }
+    // Python's packages (and cargo-zigbuild, which packages) are the workspace's.
+    let venv = tree.join(".venv");
+    if !venv.exists() {
+        std::os::unix::fs::symlink(root.join(".venv"), &venv)
+            .map_err(|e| format!("{}: {e}", venv.display()))?;
     }
     Ok(tree)
 }
@@ -286,6 +341,11 @@ fn list(tool: &Path, tree: &Path, diff: Option<&Path>) -> Result<Vec<Mutant>, St
             package: field(m, "package"),
             file: field(m, "file"),
             diff: field(m, "diff"),
+            function: m["function"]["function_name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            genre: field(m, "genre"),
         })
         .collect())
 }
@@ -404,6 +464,32 @@ fn stage1(
     }
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let mut command = stage1_command(tool, tree, package, tests, mutants, &out);
+    eprintln!(
+        "xtask: mutants: stage 1: {} mutant(s) of {package}, tests of {}",
+        mutants.len(),
+        tests.join(", ")
+    );
+    // Exit status 2 (missed mutants) and 3 (timeouts) are results, read from outcomes.json.
+    let status = command
+        .status()
+        .map_err(|e| format!("cargo mutants: {e}"))?;
+    let outcomes = read_outcomes(&out, package, mutants)
+        .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
+    std::fs::write(&stamp, stamp_of(tree, STAGE1, mutants)).map_err(|e| e.to_string())?;
+    Ok(outcomes)
+}
+
+/// cargo-mutants on `mutants` of `package` in place in the tree copy, with the tests of `tests`,
+/// its results in `out`.
+fn stage1_command(
+    tool: &Path,
+    tree: &Path,
+    package: &str,
+    tests: &[String],
+    mutants: &[Mutant],
+    out: &Path,
+) -> Command {
     let mut command = Command::new(tool);
     command
         .args([
@@ -418,26 +504,80 @@ fn stage1(
         .arg("--test-package")
         .arg(tests.join(","))
         .arg("--output")
-        .arg(&out)
+        .arg(out)
         .current_dir(tree);
     for m in mutants {
         command
             .arg("--re")
             .arg(format!("^{}$", regex_escape(&m.name)));
     }
-    eprintln!(
-        "xtask: mutants: stage 1: {} mutant(s) of {package}, tests of {}",
-        mutants.len(),
-        tests.join(", ")
-    );
-    // Exit status 2 (missed mutants) and 3 (timeouts) are results, read from outcomes.json.
-    let status = command
-        .status()
-        .map_err(|e| format!("cargo mutants: {e}"))?;
-    let outcomes = read_outcomes(&out, package, mutants)
-        .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
-    std::fs::write(&stamp, stamp_of(tree, STAGE1, mutants)).map_err(|e| e.to_string())?;
-    Ok(outcomes)
+    command
+}
+
+/// `mutants` in the order that tells most early: one mutant of each changed function before a
+/// second of any, and within a function the changed operators and match arms before the whole
+/// body replaced by a value (which nearly every test catches, so it tells least).
+fn informative_order(mutants: Vec<Mutant>) -> Vec<Mutant> {
+    let mut by_function: BTreeMap<(String, String), Vec<Mutant>> = BTreeMap::new();
+    for m in mutants {
+        by_function
+            .entry((m.file.clone(), m.function.clone()))
+            .or_default()
+            .push(m);
+    }
+    let mut groups: Vec<std::vec::IntoIter<Mutant>> = by_function
+        .into_values()
+        .map(|mut group| {
+            group.sort_by_key(|m| m.genre == "FnValue");
+            group.into_iter()
+        })
+        .collect();
+    let mut order = Vec::new();
+    loop {
+        let before = order.len();
+        order.extend(groups.iter_mut().filter_map(Iterator::next));
+        if order.len() == before {
+            return order;
+        }
+    }
+}
+
+/// Stage 1 of one mutant (`--budget`), stopped if it runs past `deadline`: then `Untested`.
+/// Its outcome is kept per mutant, so a rerun on the same sources reuses it.
+fn stage1_before(
+    tool: &Path,
+    tree: &Path,
+    tests: &[String],
+    m: &Mutant,
+    keep: bool,
+    deadline: Instant,
+) -> Result<Outcome, String> {
+    let out = tree.join("../out/one").join(stamp_of(tree, &[], std::slice::from_ref(m)));
+    let stamp = out.join("stamp");
+    let one = std::slice::from_ref(m);
+    if keep
+        || std::fs::read_to_string(&stamp).ok().as_deref()
+            == Some(stamp_of(tree, STAGE1, one).as_str())
+    {
+        if let Ok(outcomes) = read_outcomes(&out, &m.package, one) {
+            return Ok(outcomes[0].1);
+        }
+    }
+    if Instant::now() >= deadline {
+        return Ok(Outcome::Untested);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let mut command = stage1_command(tool, tree, &m.package, tests, one, &out);
+    eprintln!("xtask: mutants: stage 1: {}", m.name);
+    if !crate::stages::status_before(&mut command, deadline)? {
+        // Stopped mid-mutant: cargo-mutants mutates in place, so put the sources back.
+        sync_tree(&root())?;
+        return Ok(Outcome::Untested);
+    }
+    let outcomes = read_outcomes(&out, &m.package, one)?;
+    std::fs::write(&stamp, stamp_of(tree, STAGE1, one)).map_err(|e| e.to_string())?;
+    Ok(outcomes[0].1)
 }
 
 /// What a stage's result depends on: the files under `dirs` of the tree copy (stage 1: fmu/
@@ -507,7 +647,7 @@ fn stage2(
     dependents: &BTreeMap<String, Vec<String>>,
     results: &mut BTreeMap<String, Vec<(Mutant, Outcome)>>,
     keep: bool,
-    deadline: Option<std::time::Instant>,
+    deadline: Option<Instant>,
 ) -> Result<(), String> {
     let missed = results
         .values()
@@ -550,7 +690,7 @@ fn stage2(
                 eprintln!("xtask: mutants: stage 2 of {package}: from the run on these sources");
                 text.lines().skip(1).map(str::to_string).collect()
             }
-            _ if deadline.is_some_and(|d| std::time::Instant::now() > d) => {
+            _ if deadline.is_some_and(|d| Instant::now() > d) => {
                 eprintln!("xtask: mutants: stage 2 of {package}: not run, the budget is spent");
                 for (_, outcome) in outcomes.iter_mut() {
                     if *outcome == Outcome::Missed {
@@ -560,11 +700,26 @@ fn stage2(
                 continue;
             }
             _ => {
-                if !packaged_all {
-                    xtask(tree, &["package", "--host-only"])?;
-                    packaged_all = true;
-                }
-                let caught = packaged(tree, &missed, &reached, before, &mut touched)?;
+                let mut attempt = || {
+                    if !packaged_all {
+                        xtask(tree, &["package", "--host-only"])?;
+                        packaged_all = true;
+                    }
+                    packaged(tree, &missed, &reached, before, &mut touched)
+                };
+                let caught = match attempt() {
+                    Err(e) if e.contains(crate::stages::STOPPED) => {
+                        eprintln!("xtask: mutants: stage 2 of {package}: stopped, the budget is spent");
+                        sync_tree(&root())?;
+                        for (_, outcome) in outcomes.iter_mut() {
+                            if *outcome == Outcome::Missed {
+                                *outcome = Outcome::NotPackaged;
+                            }
+                        }
+                        continue;
+                    }
+                    other => other?,
+                };
                 let text = std::iter::once(stamp.clone())
                     .chain(caught.iter().cloned())
                     .collect::<Vec<_>>()
@@ -736,8 +891,8 @@ fn report(
             o.sample, o.seed
         ),
     };
-    text += "| crate | mutants | tested | caught in-process | caught packaged | missed | of which packaged suite not run | equivalent | timeout | unviable | score | 95 % interval |\n";
-    text += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    text += "| crate | mutants | tested | caught in-process | caught packaged | missed | of which packaged suite not run | equivalent | timeout | unviable | untested (budget) | score | 95 % interval |\n";
+    text += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     let mut missed_names = Vec::new();
     for (package, outcomes) in results {
         let count = |k: Outcome| outcomes.iter().filter(|(_, o)| *o == k).count();
@@ -751,7 +906,7 @@ fn report(
             format!("{:.1} %", 100.0 * caught as f64 / viable as f64)
         };
         text += &format!(
-            "| {package} | {} | {} | {} | {} | {missed} | {} | {} | {} | {} | {score} | {:.1}-{:.1} % |\n",
+            "| {package} | {} | {} | {} | {} | {missed} | {} | {} | {} | {} | {} | {score} | {:.1}-{:.1} % |\n",
             population[package],
             outcomes.len(),
             count(Outcome::Caught),
@@ -760,6 +915,7 @@ fn report(
             count(Outcome::Equivalent),
             count(Outcome::Timeout),
             count(Outcome::Unviable),
+            count(Outcome::Untested),
             100.0 * lo,
             100.0 * hi
         );

@@ -7,12 +7,11 @@
 //! (`reference.rs`, `svg.rs`).
 
 use crate::components::components;
-use crate::{platforms, reference, root, run};
+use crate::{platforms, reference, root};
 use model_description::ModelDescription;
 use std::ffi::{c_char, CStr, CString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// `xs:dateTime` in UTC; `SOURCE_DATE_EPOCH` makes packages reproducible.
 fn timestamp() -> String {
@@ -105,14 +104,21 @@ pub enum Platforms {
     /// linux64 (glibc 2.17 floor) and win64, and for FMI 3.0 also aarch64-linux (glibc 2.17
     /// floor): what users get.
     All,
-    /// Only the native linux64 binary, built with the plain toolchain: quick local iteration.
+    /// Only the linux64 binary: quick local iteration.
     HostOnly,
 }
 
-/// Builds every component (or only the one whose model is `only`) and writes its `.fmu`;
-/// returns their paths.
-pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
-    let root = root();
+/// A platform the FMUs carry a binary for.
+#[derive(Clone, Copy, Debug)]
+pub enum Platform {
+    /// linux64 (glibc 2.17 floor), or with `Platforms::HostOnly` the native build.
+    Linux,
+    Windows,
+    Aarch64,
+}
+
+/// The component crates to package: every one, or the one whose model is `only`.
+fn selected(only: Option<&str>) -> Result<Vec<crate::components::Component>, String> {
     let mut components = components()?;
     if let Some(model) = only {
         components.retain(|c| c.model == model);
@@ -120,27 +126,47 @@ pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>,
             return Err(format!("package: no component packages {model}"));
         }
     }
+    Ok(components)
+}
+
+/// Builds the binaries of every component (or of `only`'s) for `platform`; returns the
+/// directory that holds them.
+pub fn build(platforms: Platforms, platform: Platform, only: Option<&str>) -> Result<PathBuf, String> {
+    let components = selected(only)?;
     let crates: Vec<&str> = components.iter().map(|c| c.crate_name.as_str()).collect();
+    match (platforms, platform) {
+        (_, Platform::Linux) => platforms::build_linux(&crates, &crate::venv_bin()?),
+        (Platforms::HostOnly, _) => Err(format!("{platform:?}: not built with --host-only")),
+        (Platforms::All, Platform::Windows) => platforms::build_windows(&crates),
+        (Platforms::All, Platform::Aarch64) => {
+            platforms::build_aarch64(&crates, &crate::venv_bin()?)
+        }
+    }
+}
+
+/// Builds every component (or only the one whose model is `only`) and writes its `.fmu`;
+/// returns their paths.
+pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    build(platforms, Platform::Linux, only)?;
+    if platforms == Platforms::All {
+        build(platforms, Platform::Windows, only)?;
+        build(platforms, Platform::Aarch64, only)?;
+    }
+    write(platforms, only)
+}
+
+/// Writes the `.fmu` of every component (or of `only`'s), FMI 2.0 and FMI 3.0, from the
+/// binaries `build` left; returns the FMI 2.0 paths.
+pub fn write(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    let root = root();
+    let components = selected(only)?;
     let (linux_dir, windows_dir, aarch64_dir) = match platforms {
-        Platforms::HostOnly => {
-            let mut build = Command::new(env!("CARGO"));
-            build
-                .args(["build", "--release"])
-                .env("CARGO_TARGET_DIR", crate::build_dir())
-                .current_dir(&root);
-            for c in &crates {
-                build.args(["-p", c]);
-            }
-            run(&mut build)?;
-            (crate::build_dir().join("release"), None, None)
-        }
-        Platforms::All => {
-            let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();
-            let linux = platforms::build_linux(&crates, &venv_bin)?;
-            let windows = platforms::build_windows(&crates)?;
-            let aarch64 = platforms::build_aarch64(&crates, &venv_bin)?;
-            (linux, Some(windows), Some(aarch64))
-        }
+        Platforms::HostOnly => (platforms::linux_dir(), None, None),
+        Platforms::All => (
+            platforms::linux_dir(),
+            Some(platforms::windows_dir()),
+            Some(platforms::aarch64_dir()),
+        ),
     };
 
     let out_dir = root.join("target/fmu");

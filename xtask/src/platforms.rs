@@ -75,15 +75,42 @@ fn windows_toolchain() -> Result<(), String> {
 /// Builds the crates' cdylibs for Linux with a glibc 2.17 floor; returns the directory holding
 /// `lib<crate>.so`.
 pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
-    let mut build = Command::new(venv_bin.join("cargo-zigbuild"));
-    build
-        .args([
-            "zigbuild",
-            "--release",
-            "--locked",
-            "--target",
-            LINUX_GLIBC_TARGET,
-        ])
+    let mut build = linux_cargo("zigbuild", venv_bin);
+    for c in crates {
+        build.args(["-p", c]);
+    }
+    run(&mut build)?;
+    Ok(linux_dir())
+}
+
+/// Where `build_linux` leaves the `.so` files.
+pub fn linux_dir() -> PathBuf {
+    crate::build_dir().join(LINUX_TARGET).join("release")
+}
+
+/// Where `build_windows` leaves the `.dll` files.
+pub fn windows_dir() -> PathBuf {
+    crate::build_dir()
+        .join("win64")
+        .join(WINDOWS_TARGET)
+        .join("release")
+}
+
+/// Where `build_aarch64` leaves the `.so` files.
+pub fn aarch64_dir() -> PathBuf {
+    crate::build_dir()
+        .join("aarch64")
+        .join(AARCH64_TARGET)
+        .join("release")
+}
+
+/// `cargo-zigbuild <command> --release --locked` for linux64 as the packages are built: the
+/// workspace's tests (`test`) share every compiled dependency with the package build, since
+/// zig's linker and the flags are the same.
+pub fn linux_cargo(command: &str, venv_bin: &Path) -> Command {
+    let mut cargo = Command::new(venv_bin.join("cargo-zigbuild"));
+    cargo
+        .args([command, "--release", "--locked", "--target", LINUX_GLIBC_TARGET])
         .env("PATH", crate::path_with(venv_bin))
         // Only the target's artifacts (the cdylibs): with --target, build scripts do not get it.
         .env(
@@ -92,11 +119,7 @@ pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> 
         )
         .env("CARGO_TARGET_DIR", crate::build_dir())
         .current_dir(root());
-    for c in crates {
-        build.args(["-p", c]);
-    }
-    run(&mut build)?;
-    Ok(crate::build_dir().join(LINUX_TARGET).join("release"))
+    cargo
 }
 
 pub const AARCH64_TARGET: &str = "aarch64-unknown-linux-gnu";
@@ -145,7 +168,7 @@ pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String
         build.args(["-p", c]);
     }
     run(&mut build)?;
-    Ok(target_dir.join(AARCH64_TARGET).join("release"))
+    Ok(aarch64_dir())
 }
 
 /// Builds the crates' cdylibs for Windows; returns the directory holding `<crate>.dll`.
@@ -175,7 +198,26 @@ pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
         build.args(["-p", c]);
     }
     run(&mut build)?;
-    Ok(target_dir.join(WINDOWS_TARGET).join("release"))
+    Ok(windows_dir())
+}
+
+const HARNESS_FLAGS: [&str; 5] = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c11"];
+
+/// Compiles `tests/c/fmu_run.c` for this Linux into `target/fmu_run/`; returns that directory.
+pub fn harness_linux() -> Result<PathBuf, String> {
+    let out = root().join("target/fmu_run");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    run(Command::new("gcc")
+        .args(HARNESS_FLAGS)
+        .arg("-D_POSIX_C_SOURCE=200809L")
+        // The FMU's malloc resolves to the harness's, which counts (see fmu_run.c).
+        .arg("-DCOUNT_ALLOCATIONS")
+        .arg("-rdynamic")
+        .arg("-o")
+        .arg(out.join("fmu_run"))
+        .arg(root().join("tests/c/fmu_run.c"))
+        .args(["-ldl", "-lm"]))?;
+    Ok(out)
 }
 
 /// qemu-user and Debian's aarch64 glibc, which runs the aarch64 harness.
@@ -194,19 +236,8 @@ pub fn harness() -> Result<PathBuf, String> {
         apt_install(QEMU_PACKAGES, "the aarch64 check")?;
     }
     let src = root().join("tests/c");
-    let out = root().join("target/fmu_run");
-    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    let flags = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c11"];
-    run(Command::new("gcc")
-        .args(flags)
-        .arg("-D_POSIX_C_SOURCE=200809L")
-        // The FMU's malloc resolves to the harness's, which counts (see fmu_run.c).
-        .arg("-DCOUNT_ALLOCATIONS")
-        .arg("-rdynamic")
-        .arg("-o")
-        .arg(out.join("fmu_run"))
-        .arg(src.join("fmu_run.c"))
-        .args(["-ldl", "-lm"]))?;
+    let out = harness_linux()?;
+    let flags = HARNESS_FLAGS;
     run(Command::new(MINGW_GCC)
         .args(flags)
         .arg("-static")
@@ -227,5 +258,51 @@ pub fn harness() -> Result<PathBuf, String> {
         .arg(out.join("bcryptprimitives.dll"))
         .arg(src.join("bcryptprimitives.c"))
         .arg("-lbcrypt"))?;
+    // Wine's prefix (target/fmu_run/wine, as xtask/python/platforms.py sets it) made once here:
+    // two validation workers starting Wine at once on no prefix would both make it.
+    let prefix = out.join("wine");
+    if !prefix.join("system.reg").exists() {
+        let _usage = crate::stages::status(
+            Command::new(WINE)
+                .arg(out.join("fmu_run.exe"))
+                .env("WINEPREFIX", &prefix)
+                .env("WINEDEBUG", "-all")
+                .env("WINEDLLOVERRIDES", "mscoree,mshtml="),
+        )?;
+    }
     Ok(out)
+}
+
+/// Every Debian package the test command needs that is missing (the toolchains of win64 and
+/// aarch64, Wine, qemu-user, valgrind, libclang for fmi-sim, Chromium for the docs check),
+/// installed as each check would install it, at the start and beside the first builds.
+pub fn debian_packages() -> Result<(), String> {
+    let missing = |packages: &[&'static str]| -> Vec<&'static str> {
+        packages
+            .iter()
+            .copied()
+            .filter(|p| {
+                !Command::new("dpkg-query")
+                    .args(["-W", "-f", "${Status}", p])
+                    .output()
+                    .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("ok installed"))
+            })
+            .collect()
+    };
+    let bare = missing(&[WINDOWS_PACKAGES, QEMU_PACKAGES, &["wine64"]].concat());
+    // Chromium with its recommended fonts, as docs-check installs it.
+    let full = missing(&["valgrind", "libclang-dev", "chromium"]);
+    if !bare.is_empty() {
+        apt_install(&bare, "the test command")?;
+    }
+    if !full.is_empty() {
+        if bare.is_empty() {
+            run(Command::new("apt-get").arg("update"))?;
+        }
+        run(Command::new("apt-get")
+            .args(["install", "-y"])
+            .args(&full)
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@
 //! workspace (under `target/scaffold/`), packages it for every platform (linux64, win64,
 //! aarch64-linux) and validates it.
 
-use crate::{build_dir, fuzz_test, root, run, venv};
+use crate::{build_dir, fuzz_test, root, run, venv, ROOT};
 use std::path::Path;
 use std::process::Command;
 
@@ -193,21 +193,17 @@ pub fn check() -> Result<(), String> {
     // The copy builds into this workspace's build directories: only the crates of the copy
     // (their paths differ) are compiled again, every dependency is reused.
     let shared = build_dir();
-    run(Command::new(env!("CARGO"))
-        .args([
-            "test",
-            "--release",
-            "-p",
-            "scaffolded",
-            "--test",
-            "in_process",
-        ])
-        .env("CARGO_TARGET_DIR", &shared)
+    // Built as the linux64 packages and the workspace's tests are (zig's linker, --target).
+    run(crate::platforms::linux_cargo("test", &crate::venv_bin()?)
+        .args(["-p", "scaffolded", "--test", "in_process"])
         .current_dir(&copy))?;
     // A new component changes fuzz/Cargo.lock: not --locked.
     fuzz_test(&copy, false)?;
-    run(Command::new(env!("CARGO"))
-        .args(["xtask", "validate", "--only", name])
+    // This xtask on the copy: its sources are these, and building them again there would only
+    // cost time.
+    run(Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+        .args(["validate", "--only", name])
+        .env(ROOT, &copy)
         .env("XTASK_BUILD_DIR", &shared)
         .current_dir(&copy))
 }
