@@ -596,7 +596,22 @@ def judged(importer):
     return importer in IMPORTERS or importer in INTERPOLATED
 
 
+# Every run this process made, by importer, FMU file and scenario: the validation asks for some
+# twice (FMPy on the FMI 2.0 FMU, once in its own column and once against FMI 3.0).
+_RUNS = {}
+
+
+def _stamp(path):
+    return (os.path.abspath(path), os.path.getmtime(path), os.path.getsize(path)) \
+        if os.path.exists(path) else (path,)
+
+
 def simulate(importer, fmu, sc, table=None):
     run = (table or {**IMPORTERS, **NOT_JUDGED, **INTERPOLATED, **INTERPOLATED_NOT_JUDGED})[importer]
-    with tempfile.TemporaryDirectory() as work:
-        return run(fmu, sc, work)
+    key = (run, _stamp(fmu), sc.directory, _stamp(sc.in_path), _stamp(sc.par_path),
+           _stamp(os.path.join(sc.directory, f"{sc.model}_ref.opt")),
+           (sc.start, sc.stop, sc.step, sc.tol))
+    if key not in _RUNS:
+        with tempfile.TemporaryDirectory() as work:
+            _RUNS[key] = run(fmu, sc, work)
+    return _RUNS[key]

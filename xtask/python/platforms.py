@@ -15,10 +15,13 @@ bits in hex so nothing is lost in text. `validate.py` uses it three ways:
 The FMI 3.0 FMUs run through the harness's `run3`/`abuse3` (Event Mode, early return and the
 intermediate update callback) on their three platforms the same way (`compare_platforms3`).
 """
+import atexit
 import os
 import re
+import shutil
 import struct
 import subprocess
+import tempfile
 import zipfile
 
 import numpy as np
@@ -163,12 +166,36 @@ def allocation_problem(stdout):
     return None
 
 
-def linux64(fmu, sc, work):
-    return simulate("linux64", fmu, sc, work)
+# Each platform's run of a scenario, with the state it saved halfway, made once per process: the
+# importer columns and the cross-platform checks (`compare_platforms`) read the same run.
+_RUNS = {}
 
 
-def win64(fmu, sc, work):
-    return simulate("win64", fmu, sc, work)
+def _stamp(path):
+    return (os.path.abspath(path), os.path.getmtime(path), os.path.getsize(path)) \
+        if os.path.exists(path) else (path,)
+
+
+def saved_run(platform, fmu, sc):
+    """(time, values, state file) of `platform`'s run of `sc`, its state saved halfway
+    (`--save-state`); run once per process for one FMU file and one scenario."""
+    key = (platform, _stamp(fmu), sc.directory, _stamp(sc.in_path), _stamp(sc.par_path),
+           _stamp(os.path.join(sc.directory, f"{sc.model}_ref.opt")),
+           (sc.start, sc.stop, sc.step, sc.tol))
+    if key not in _RUNS:
+        work = tempfile.mkdtemp(prefix=f"run-{platform}-")
+        atexit.register(shutil.rmtree, work, ignore_errors=True)
+        state = os.path.join(work, f"{platform}.state")
+        _RUNS[key] = (*simulate(platform, fmu, sc, work, "--save-state", state), state)
+    return _RUNS[key]
+
+
+def linux64(fmu, sc, _work):
+    return saved_run("linux64", fmu, sc)[:2]
+
+
+def win64(fmu, sc, _work):
+    return saved_run("win64", fmu, sc)[:2]
 
 
 def largest_difference(a, b, names):
@@ -184,23 +211,24 @@ def largest_difference(a, b, names):
     return worst, identical
 
 
-def fmi3_x86_64_linux(fmu, sc, work):
-    return simulate("x86_64-linux", fmu, sc, work)
+def fmi3_x86_64_linux(fmu, sc, _work):
+    return saved_run("x86_64-linux", fmu, sc)[:2]
 
 
-def fmi3_x86_64_windows(fmu, sc, work):
-    return simulate("x86_64-windows", fmu, sc, work)
+def fmi3_x86_64_windows(fmu, sc, _work):
+    return saved_run("x86_64-windows", fmu, sc)[:2]
 
 
-def fmi3_aarch64_linux(fmu, sc, work):
-    return simulate("aarch64-linux", fmu, sc, work)
+def fmi3_aarch64_linux(fmu, sc, _work):
+    return saved_run("aarch64-linux", fmu, sc)[:2]
 
 
 def compare_platforms(fmu, sc, work, platforms=("linux64", "win64")):
     """The other platforms against the first, and states carried from each to the next and
     back: returns (problems, worst, identical)."""
-    states = {p: os.path.join(work, f"{p}.state") for p in platforms}
-    runs = {p: simulate(p, fmu, sc, work, "--save-state", states[p]) for p in states}
+    saved = {p: saved_run(p, fmu, sc) for p in platforms}
+    states = {p: saved[p][2] for p in platforms}
+    runs = {p: saved[p][:2] for p in platforms}
     problems = []
     worst, identical = 0.0, True
     first = platforms[0]

@@ -59,7 +59,8 @@ fn render(page: &Path, work: &Path) -> Result<Render, String> {
     let page = page
         .canonicalize()
         .map_err(|e| format!("{}: {e}", page.display()))?;
-    let out = Command::new("timeout")
+    let mut command = Command::new("timeout");
+    let out = command
         .args(["60", chromium()?])
         .args([
             "--headless",
@@ -77,9 +78,8 @@ fn render(page: &Path, work: &Path) -> Result<Render, String> {
         ))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .map_err(|e| format!("chromium: {e}"))?;
+        .arg(format!("file://{}", page.display()));
+    let out = crate::stages::output(out).map_err(|e| format!("chromium: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "{}: chromium failed with {} (124: timed out)",

@@ -52,10 +52,10 @@ validate then fails, as the FMUs lack win64).
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
   fuzz-build [--no-asan]
-             builds that fuzzer's binary and the random fuzzer's (built alike) and prints
+             builds that fuzzer's binary and the random fuzzer's (uninstrumented) and prints
              their paths, one a line; --no-asan: coverage without AddressSanitizer, faster
              (fuzz/plants/run.sh measures planted bugs with them)
-  mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV]
+  mutants [--sample N] [--seed S] [--crate P]... [--keep] [--diff REV] [--budget M]
              the mutation score of fmu/ (cargo-mutants, installed in target/tools): at most N
              (40) mutants per crate drawn with seed S, tested by the crate's in-process tests
              and those of its dependents, then the missed ones against the packaged FMUs;
@@ -63,7 +63,9 @@ validate then fails, as the FMUs lack win64).
              stored outcomes (to assemble the table after rerunning some crates); --diff: the
              mutants of the lines changed since REV, failing on one that survives (the test
              command runs it since the commit in xtask/mutants-base.txt, the last one CI
-             passed on)
+             passed on, within a budget of 10 minutes); --budget: M minutes in all, one
+             mutant at a time in the order that tells most, the rest listed as untested
+             (target/mutants/untested.txt)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
   references regenerate reference-fmus/ from the independent closed-form solutions
@@ -115,7 +117,7 @@ fn main() -> ExitCode {
         Some("fuzz-build") => {
             let asan = !args.iter().any(|a| a == "--no-asan");
             fuzz_build(asan).and_then(|libfuzzer| {
-                let random = random_build(asan)?;
+                let random = random_build(Random::Plain)?;
                 println!("{}\n{}", libfuzzer.display(), random.display());
                 Ok(())
             })
@@ -223,15 +225,12 @@ pub fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// `cargo install` of a tool the suite runs (fmi-sim, cargo-mutants), without link-time
-/// optimization and in several code-generation units: built in about half the time, and what
-/// these tools do (drive an FMU, mutate sources) does not depend on it.
+/// `cargo install --debug` of a tool the suite runs (fmi-sim, cargo-mutants): fmi-sim's 201
+/// crates build in 170 s of CPU instead of 460 s, and its results are the same to the bit (each
+/// scenario of the validation compared); it runs 6 s longer over the validation.
 pub fn tool_install() -> Command {
     let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .arg("install")
-        .env("CARGO_PROFILE_RELEASE_LTO", "false")
-        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16");
+    cargo.args(["install", "--debug"]);
     cargo
 }
 
@@ -360,7 +359,7 @@ fn fuzzers() -> Result<Fuzzers, String> {
     fuzz_test(&root(), true)?;
     Ok(Fuzzers {
         libfuzzer,
-        random: random_build(true)?,
+        random: random_build(Random::AsLibFuzzer)?,
     })
 }
 
@@ -470,8 +469,18 @@ fn fuzz_cargo(root: &Path, args: &[&str], asan: bool) -> Result<Command, String>
     Ok(cargo)
 }
 
-/// The random fuzzer's binary (`fuzz/src/bin/random_sequences.rs`), built as libFuzzer's.
-fn random_build(asan: bool) -> Result<PathBuf, String> {
+/// How the random fuzzer (`fuzz/src/bin/random_sequences.rs`) is built.
+#[derive(Clone, Copy)]
+enum Random {
+    /// As libFuzzer's binary, with ASan: the test command, where it shares that build.
+    AsLibFuzzer,
+    /// Without instrumentation: the planted-bug measurements (fuzz/plants/run.sh), so that its
+    /// speed is that of docs/fuzzing.md.
+    Plain,
+}
+
+/// The random fuzzer's binary.
+fn random_build(how: Random) -> Result<PathBuf, String> {
     let release = [
         "build",
         "--release",
@@ -479,8 +488,21 @@ fn random_build(asan: bool) -> Result<PathBuf, String> {
         "--bin",
         "random_sequences",
     ];
-    run(&mut fuzz_cargo(&root(), &release, asan)?)?;
-    Ok(fuzz_build_dir().join(format!("{FUZZ_TRIPLE}/release/random_sequences")))
+    match how {
+        Random::AsLibFuzzer => {
+            run(&mut fuzz_cargo(&root(), &release, true)?)?;
+            Ok(fuzz_build_dir().join(format!("{FUZZ_TRIPLE}/release/random_sequences")))
+        }
+        Random::Plain => {
+            run(Command::new(env!("CARGO"))
+                .args(release)
+                .arg("--manifest-path")
+                .arg(root().join("fuzz/Cargo.toml"))
+                .env("CARGO_TARGET_DIR", fuzz_build_dir().join("plain"))
+                .current_dir(root()))?;
+            Ok(fuzz_build_dir().join("plain/release/random_sequences"))
+        }
+    }
 }
 
 /// Set for xtask as cargo's `RUSTC_WRAPPER` (`fuzz_build`): the one crate compiled with
@@ -574,7 +596,15 @@ fn memcheck() -> Result<(), String> {
     let abuse = || {
         let mut cargo = Command::new(env!("CARGO"));
         cargo
-            .args(["test", "--release", "-p", "fmu-harness", "--test", "abuse", "--"])
+            .args([
+                "test",
+                "--release",
+                "-p",
+                "fmu-harness",
+                "--test",
+                "abuse",
+                "--",
+            ])
             .current_dir(root());
         cargo
     };
@@ -596,6 +626,12 @@ fn memcheck() -> Result<(), String> {
     if tests.is_empty() {
         return Err("the abuse suite lists no test".into());
     }
+    // The longest first (under valgrind: 70 to 150 s each, the others 5 to 15 s), so that the
+    // two processes end together.
+    let long =
+        |t: &String| !(t.contains("random_call_sequences") || t.contains("free_all_their_memory"));
+    let mut tests = tests;
+    tests.sort_by_key(long);
     let runner = "valgrind -q --error-exitcode=99 --leak-check=full \
                   --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect";
     let runner: String = runner.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -663,108 +699,83 @@ fn everything() -> Result<(), String> {
     let started = std::time::Instant::now();
     let all = Platforms::All;
     let built = std::sync::Mutex::new(None);
+    // In order of priority: a free worker takes the first job whose prerequisites passed. The
+    // builds come first (they are most of the CPU time); the checks that run one thread each
+    // then pair up on the two cores.
+    const DEBIAN: &str = "Debian packages";
+    const VENV: &str = "Python venv";
+    const LINUX: &str = "package: linux64 build";
+    const WINDOWS: &str = "package: win64 build";
+    const AARCH64: &str = "package: aarch64 build";
+    const WRITE: &str = "package: write FMI 2.0 and 3.0";
+    const FMI_SIM: &str = "fmi-sim install";
+    const PACKAGED_TESTS: &str = "cargo test: packaged FMUs, xtask";
+    const FUZZ_BUILD: &str = "fuzz: build and the fuzzer's tests";
+    const FUZZ_RUN: &str = "fuzz: 60 s";
+    const HARNESS: &str = "C harness";
+    const VALIDATE: &str = "validate";
+    const MEMCHECK: &str = "memcheck";
     let jobs = vec![
-        job("Debian packages", &[], platforms::debian_packages),
-        job("Python venv", &[], || venv().map(|_| ())),
-        job("package: linux64 build", &["Python venv"], || {
+        job(DEBIAN, &[], platforms::debian_packages),
+        job(VENV, &[], || venv().map(|_| ())),
+        job(LINUX, &[VENV], || {
             package::build(all, Platform::Linux, None).map(|_| ())
         }),
-        job("package: win64 build", &["Debian packages"], || {
+        job(WINDOWS, &[DEBIAN], || {
             package::build(all, Platform::Windows, None).map(|_| ())
         }),
-        job(
-            "package: aarch64 build",
-            &["Debian packages", "Python venv"],
-            || package::build(all, Platform::Aarch64, None).map(|_| ()),
-        ),
-        job(
-            "package: write FMI 2.0 and 3.0",
-            &[
-                "package: linux64 build",
-                "package: win64 build",
-                "package: aarch64 build",
-            ],
-            || package::write(all, None).map(|_| ()),
-        ),
-        job(
-            "cargo test: in-process",
-            &["package: linux64 build"],
-            in_process_tests,
-        ),
-        job(
-            "cargo test: packaged FMUs, xtask",
-            &["package: write FMI 2.0 and 3.0"],
-            packaged_tests,
-        ),
-        job("fuzz: build and the fuzzer's tests", &[], || {
+        job(AARCH64, &[DEBIAN, VENV], || {
+            package::build(all, Platform::Aarch64, None).map(|_| ())
+        }),
+        job(WRITE, &[LINUX, WINDOWS, AARCH64], || {
+            package::write(all, None).map(|_| ())
+        }),
+        job(FMI_SIM, &[DEBIAN], || fmi_sim().map(|_| ())),
+        job("cargo test: in-process", &[LINUX], in_process_tests),
+        job(PACKAGED_TESTS, &[WRITE], packaged_tests),
+        job(HARNESS, &[DEBIAN, VENV], || {
+            platforms::harness().map(|_| ())
+        }),
+        job(VALIDATE, &[WRITE, FMI_SIM, HARNESS], || {
+            python_with_harness("validate.py", None, &[("VALIDATE_REPORT_LATER", "1")])
+        }),
+        job(FUZZ_BUILD, &[], || {
             *built.lock().expect("one job at a time") = Some(fuzzers()?);
             Ok(())
         }),
-        job(
-            "memcheck",
-            &["cargo test: packaged FMUs, xtask", "Debian packages"],
-            memcheck,
-        ),
-        job("fmi-sim install", &["Debian packages"], || {
-            fmi_sim().map(|_| ())
-        }),
-        job("C harness", &["Debian packages", "Python venv"], || {
-            platforms::harness().map(|_| ())
-        }),
-        job(
-            "validate",
-            &["package: write FMI 2.0 and 3.0", "fmi-sim install", "C harness"],
-            || python_with_harness("validate.py", None, &[("VALIDATE_REPORT_LATER", "1")]),
-        ),
-        job(
-            "fuzz: 60 s",
-            &["fuzz: build and the fuzzer's tests"],
-            || match built.lock().expect("one job at a time").as_ref() {
+        job(MEMCHECK, &[PACKAGED_TESTS, DEBIAN], memcheck),
+        job(FUZZ_RUN, &[FUZZ_BUILD], || {
+            match built.lock().expect("one job at a time").as_ref() {
                 Some(f) => fuzz_run(60, f),
                 None => Err("no fuzzer built".into()),
-            },
-        ),
-        job(
-            "docs check",
-            &["package: write FMI 2.0 and 3.0", "Debian packages"],
-            docs_check::docs_check,
-        ),
-        job(
-            "the checks' checks",
-            &["fmi-sim install", "C harness"],
-            check_the_checks,
-        ),
-        job(
-            "examples",
-            &["package: write FMI 2.0 and 3.0"],
-            example,
-        ),
-        job("mutants (diff)", &["Python venv", "Debian packages"], || {
+            }
+        }),
+        job("docs check", &[WRITE, DEBIAN], docs_check::docs_check),
+        job("the checks' checks", &[FMI_SIM, HARNESS], check_the_checks),
+        job("examples", &[WRITE], example),
+        job("mutants (diff)", &[VENV, DEBIAN], || {
             // The mutants of what this submission changed in fmu/ (the whole set: `cargo xtask
             // mutants`).
             let base = mutants::submission_base(&root());
-            let args = ["mutants", "--diff", &base, "--budget", MUTANTS_BUDGET_MINUTES];
+            let args = [
+                "mutants",
+                "--diff",
+                &base,
+                "--budget",
+                MUTANTS_BUDGET_MINUTES,
+            ];
             mutants::mutants(&args.map(str::to_string))
         }),
-        job(
-            "validation report",
-            &[
-                "validate",
-                "cargo test: packaged FMUs, xtask",
-                "memcheck",
-                "fuzz: 60 s",
-            ],
-            validation_report,
-        ),
+        // After the builds whose dependencies it reuses.
         job(
             "scaffold check",
-            &[
-                "package: write FMI 2.0 and 3.0",
-                "fuzz: build and the fuzzer's tests",
-                "fmi-sim install",
-                "C harness",
-            ],
+            &[LINUX, WINDOWS, AARCH64, FUZZ_BUILD, FMI_SIM, HARNESS],
             scaffold::check,
+        ),
+        job(
+            "validation report",
+            &[VALIDATE, PACKAGED_TESTS, MEMCHECK, FUZZ_RUN],
+            validation_report,
         ),
     ];
     let (records, result) = stages::run_jobs(jobs, 2);
@@ -780,6 +791,7 @@ fn everything() -> Result<(), String> {
 /// packaged-FMU suite and xtask's own tests are `packaged_tests`.
 fn in_process_tests() -> Result<(), String> {
     run(platforms::linux_cargo("test", &venv_bin()?).args([
+        "--locked",
         "--workspace",
         "--exclude",
         "fmu-harness",
@@ -792,7 +804,15 @@ fn in_process_tests() -> Result<(), String> {
 /// dependencies; they link no FMU, which they load from target/fmu).
 fn packaged_tests() -> Result<(), String> {
     run(Command::new(env!("CARGO"))
-        .args(["test", "--release", "-p", "fmu-harness", "-p", "xtask"])
+        .args([
+            "test",
+            "--release",
+            "--locked",
+            "-p",
+            "fmu-harness",
+            "-p",
+            "xtask",
+        ])
         .current_dir(root()))
 }
 
@@ -804,7 +824,7 @@ fn dev(model: &str) -> Result<(), String> {
         .find(|c| c.model == model)
         .ok_or_else(|| format!("dev: no component packages {model}"))?;
     let venv_bin = venv_bin()?;
-    run(platforms::linux_cargo("test", &venv_bin).args(["-p", &component.crate_name]))?;
+    run(platforms::linux_cargo("test", &venv_bin).args(["--locked", "-p", &component.crate_name]))?;
     package::package(Platforms::HostOnly, Some(model))?;
     let harness = platforms::harness_linux()?;
     let root = root();

@@ -316,9 +316,7 @@ fn list(tool: &Path, tree: &Path, diff: Option<&Path>) -> Result<Vec<Mutant>, St
     if let Some(diff) = diff {
         command.arg("--in-diff").arg(diff);
     }
-    let out = command
-        .output()
-        .map_err(|e| format!("cargo mutants --list: {e}"))?;
+    let out = crate::stages::output(&mut command)?;
     if !out.status.success() {
         return Err(format!(
             "cargo mutants --list: {}",
@@ -471,9 +469,7 @@ fn stage1(
         tests.join(", ")
     );
     // Exit status 2 (missed mutants) and 3 (timeouts) are results, read from outcomes.json.
-    let status = command
-        .status()
-        .map_err(|e| format!("cargo mutants: {e}"))?;
+    let status = crate::stages::status(&mut command)?;
     let outcomes = read_outcomes(&out, package, mutants)
         .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
     std::fs::write(&stamp, stamp_of(tree, STAGE1, mutants)).map_err(|e| e.to_string())?;
@@ -552,7 +548,9 @@ fn stage1_before(
     keep: bool,
     deadline: Instant,
 ) -> Result<Outcome, String> {
-    let out = tree.join("../out/one").join(stamp_of(tree, &[], std::slice::from_ref(m)));
+    let out = tree
+        .join("../out/one")
+        .join(stamp_of(tree, &[], std::slice::from_ref(m)));
     let stamp = out.join("stamp");
     let one = std::slice::from_ref(m);
     if keep
@@ -709,7 +707,9 @@ fn stage2(
                 };
                 let caught = match attempt() {
                     Err(e) if e.contains(crate::stages::STOPPED) => {
-                        eprintln!("xtask: mutants: stage 2 of {package}: stopped, the budget is spent");
+                        eprintln!(
+                            "xtask: mutants: stage 2 of {package}: stopped, the budget is spent"
+                        );
                         sync_tree(&root())?;
                         for (_, outcome) in outcomes.iter_mut() {
                             if *outcome == Outcome::Missed {

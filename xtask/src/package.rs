@@ -131,7 +131,11 @@ fn selected(only: Option<&str>) -> Result<Vec<crate::components::Component>, Str
 
 /// Builds the binaries of every component (or of `only`'s) for `platform`; returns the
 /// directory that holds them.
-pub fn build(platforms: Platforms, platform: Platform, only: Option<&str>) -> Result<PathBuf, String> {
+pub fn build(
+    platforms: Platforms,
+    platform: Platform,
+    only: Option<&str>,
+) -> Result<PathBuf, String> {
     let components = selected(only)?;
     let crates: Vec<&str> = components.iter().map(|c| c.crate_name.as_str()).collect();
     match (platforms, platform) {

@@ -76,6 +76,7 @@ fn windows_toolchain() -> Result<(), String> {
 /// `lib<crate>.so`.
 pub fn build_linux(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
     let mut build = linux_cargo("zigbuild", venv_bin);
+    build.arg("--locked");
     for c in crates {
         build.args(["-p", c]);
     }
@@ -104,13 +105,13 @@ pub fn aarch64_dir() -> PathBuf {
         .join("release")
 }
 
-/// `cargo-zigbuild <command> --release --locked` for linux64 as the packages are built: the
+/// `cargo-zigbuild <command> --release` for linux64 as the packages are built: the
 /// workspace's tests (`test`) share every compiled dependency with the package build, since
 /// zig's linker and the flags are the same.
 pub fn linux_cargo(command: &str, venv_bin: &Path) -> Command {
     let mut cargo = Command::new(venv_bin.join("cargo-zigbuild"));
     cargo
-        .args([command, "--release", "--locked", "--target", LINUX_GLIBC_TARGET])
+        .args([command, "--release", "--target", LINUX_GLIBC_TARGET])
         .env("PATH", crate::path_with(venv_bin))
         // Only the target's artifacts (the cdylibs): with --target, build scripts do not get it.
         .env(

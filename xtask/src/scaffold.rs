@@ -146,20 +146,6 @@ fn insert_after_table(readme: &Path, row: &str) -> Result<(), String> {
 pub fn check() -> Result<(), String> {
     let root = root();
     let copy = root.join("target/scaffold/workspace");
-    if copy.exists() {
-        for entry in std::fs::read_dir(&copy).map_err(|e| e.to_string())? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            if path.file_name().is_some_and(|n| n == "target") {
-                continue;
-            }
-            let removed = if path.is_dir() && !path.is_symlink() {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            };
-            removed.map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-    }
     let listed = Command::new("git")
         .args(["ls-files", "-z"])
         .current_dir(&root)
@@ -168,16 +154,30 @@ pub fn check() -> Result<(), String> {
     if !listed.status.success() {
         return Err("git ls-files failed".into());
     }
-    for file in listed.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-        let relative = String::from_utf8_lossy(file).into_owned();
-        let (from, to) = (root.join(&relative), copy.join(&relative));
-        if !from.is_file() {
+    let tracked: std::collections::BTreeSet<String> = listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .filter(|f| root.join(f).is_file())
+        .collect();
+    // What `new` made last time goes, and so does every file the workspace no longer has.
+    for made in ["fmu/scaffolded", "reference-fmus/Scaffolded"] {
+        let _ = std::fs::remove_dir_all(copy.join(made));
+    }
+    remove_untracked(&copy, &copy, &tracked)?;
+    // Only the files that differ are written: the others keep their times, so cargo rebuilds
+    // none of the crates the copy shares with the workspace unless they changed.
+    for relative in &tracked {
+        let (from, to) = (root.join(relative), copy.join(relative));
+        let content = std::fs::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        if std::fs::read(&to).ok().as_ref() == Some(&content) {
             continue;
         }
         if let Some(dir) = to.parent() {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
-        std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
+        std::fs::write(&to, &content).map_err(|e| format!("{}: {e}", to.display()))?;
     }
     venv()?;
     std::fs::create_dir_all(copy.join("target")).map_err(|e| e.to_string())?;
@@ -201,11 +201,42 @@ pub fn check() -> Result<(), String> {
     fuzz_test(&copy, false)?;
     // This xtask on the copy: its sources are these, and building them again there would only
     // cost time.
-    run(Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
-        .args(["validate", "--only", name])
-        .env(ROOT, &copy)
-        .env("XTASK_BUILD_DIR", &shared)
-        .current_dir(&copy))
+    run(
+        Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+            .args(["validate", "--only", name])
+            .env(ROOT, &copy)
+            .env("XTASK_BUILD_DIR", &shared)
+            .current_dir(&copy),
+    )
+}
+
+/// Removes the files under `dir` (in the copy at `copy`) that are not in `tracked`, except its
+/// own `target/` and the shared links.
+fn remove_untracked(
+    copy: &Path,
+    dir: &Path,
+    tracked: &std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let relative = path
+            .strip_prefix(copy)
+            .expect("under the copy")
+            .to_string_lossy()
+            .into_owned();
+        if relative == "target" || relative == ".venv" || path.is_symlink() {
+            continue;
+        }
+        if path.is_dir() {
+            remove_untracked(copy, &path, tracked)?;
+        } else if !tracked.contains(&relative) {
+            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 const README_ROW: &str = "| `{Name}` | Placeholder written by `cargo xtask new`: an inertia on a viscous bearing driven by a torque | scaffolded |\n";

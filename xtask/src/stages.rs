@@ -131,6 +131,48 @@ pub fn status(cmd: &mut Command) -> Result<ExitStatus, String> {
     Ok(status)
 }
 
+/// `cmd.output()`, its CPU time counted in the current job.
+pub fn output(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{cmd:?}: {e}"))?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let (status, cpu) = wait(&mut child, DEADLINE.with(|d| d.get()))?;
+    CURRENT.with(|c| {
+        if let Some(c) = c.borrow_mut().as_mut() {
+            c.cpu += cpu;
+        }
+    });
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
 /// Runs `commands`, `workers` at a time, each as `run` would, within the current job (its log,
 /// its CPU time); fails if any fails.
 pub fn run_pool(commands: Vec<Command>, workers: usize) -> Result<(), String> {
@@ -156,7 +198,11 @@ pub fn run_pool(commands: Vec<Command>, workers: usize) -> Result<(), String> {
                         Ok(s) => format!("{cmd:?} failed with {s}"),
                         Err(e) => e,
                     };
-                    outcomes.lock().expect("no panic holding the outcomes").2.push(error);
+                    outcomes
+                        .lock()
+                        .expect("no panic holding the outcomes")
+                        .2
+                        .push(error);
                 }
                 let mine = CURRENT.with(|c| c.borrow_mut().take());
                 if let Some(mine) = mine {
@@ -189,7 +235,10 @@ fn printed_compiling(log: &PathBuf, from: u64) -> bool {
         f.seek(SeekFrom::Start(from))?;
         f.read_to_string(&mut text)
     });
-    read.is_ok() && text.lines().any(|l| l.trim_start().starts_with("Compiling "))
+    read.is_ok()
+        && text
+            .lines()
+            .any(|l| l.trim_start().starts_with("Compiling "))
 }
 
 /// Waits for `child` with `wait4`, which also gives the CPU time of the child and of every
@@ -347,7 +396,11 @@ pub fn run_jobs(jobs: Vec<Job<'_>>, workers: usize) -> (Vec<Record>, Result<(), 
 fn run_one(job: Job<'_>, logs: &std::path::Path, started: Instant) -> Record {
     let log = logs.join(format!("{}.log", job.name.replace([' ', '/', ':'], "-")));
     let start = started.elapsed();
-    eprintln!("xtask: [{:>5.0} s] {} starts", start.as_secs_f64(), job.name);
+    eprintln!(
+        "xtask: [{:>5.0} s] {} starts",
+        start.as_secs_f64(),
+        job.name
+    );
     CURRENT.with(|c| {
         *c.borrow_mut() = Some(Current {
             log: log.clone(),
@@ -357,9 +410,7 @@ fn run_one(job: Job<'_>, logs: &std::path::Path, started: Instant) -> Record {
         })
     });
     let outcome = (job.work)();
-    let current = CURRENT
-        .with(|c| c.borrow_mut().take())
-        .expect("set above");
+    let current = CURRENT.with(|c| c.borrow_mut().take()).expect("set above");
     let wall = started.elapsed() - start;
     let result = match &outcome {
         Ok(()) => "ok".to_string(),
