@@ -45,16 +45,11 @@ pub fn components() -> Result<Vec<Component>, String> {
 
 /// `cargo metadata` of the workspace at `dir`, without dependencies.
 pub fn metadata(dir: &Path) -> Result<serde_json::Value, String> {
-    let output = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(dir)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata: {e}"))
+    let listed = crate::stages::stdout_of(
+        Command::new(env!("CARGO"))
+            .args(["metadata", "--format-version", "1", "--no-deps"])
+            .current_dir(dir),
+        "cargo metadata",
+    )?;
+    serde_json::from_slice(&listed).map_err(|e| format!("cargo metadata: {e}"))
 }

@@ -7,7 +7,8 @@
 //! workspace (under `target/scaffold/`), packages it for every platform (linux64, win64,
 //! aarch64-linux) and validates it.
 
-use crate::{build_dir, fuzz_test, root, run, venv, ROOT};
+use crate::fuzz::fuzz_test;
+use crate::{build_dir, root, run, venv, ROOT};
 use std::path::Path;
 use std::process::Command;
 
@@ -190,8 +191,9 @@ pub fn check() -> Result<(), String> {
     }
     let name = "Scaffolded";
     new(&copy, name)?;
-    // The copy builds into this workspace's build directories: only the crates of the copy
-    // (their paths differ) are compiled again, every dependency is reused.
+    separate_versions(&copy)?;
+    // The copy builds into this workspace's build directories: its own crates are compiled
+    // apart (`separate_versions`), every dependency is reused.
     let shared = build_dir();
     // Built as the linux64 packages and the workspace's tests are (zig's linker, --target).
     run(crate::platforms::linux_cargo("test", &crate::venv_bin()?)
@@ -208,6 +210,27 @@ pub fn check() -> Result<(), String> {
             .env("XTASK_BUILD_DIR", &shared)
             .current_dir(&copy),
     )
+}
+
+/// Cargo names a workspace crate's build by its name, version and path relative to the
+/// workspace: the copy's crates would take the names of this workspace's in the shared build
+/// directories, and each run would rebuild the other's (or link one's crate against the
+/// other's). Another version in the copy's `[workspace.package]` gives them names of their own.
+fn separate_versions(copy: &Path) -> Result<(), String> {
+    let manifest = copy.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+    let (head, tail) = text
+        .split_once("[workspace.package]")
+        .ok_or("Cargo.toml: no [workspace.package]")?;
+    let (line, rest) = tail
+        .split_once("\nversion = \"")
+        .ok_or("Cargo.toml: no version in [workspace.package]")?;
+    let (version, rest) = rest
+        .split_once('"')
+        .ok_or("Cargo.toml: an open version string")?;
+    let separate = format!("{version}-scaffold");
+    let updated = format!("{head}[workspace.package]{line}\nversion = \"{separate}\"{rest}");
+    std::fs::write(&manifest, updated).map_err(|e| e.to_string())
 }
 
 /// Removes the files under `dir` (in the copy at `copy`) that are not in `tracked`, except its

@@ -1,0 +1,488 @@
+//! `cargo xtask mutants`: how much of `fmu/` can break without a test noticing, measured with
+//! cargo-mutants.
+//!
+//! Stage 1: cargo-mutants mutates a copy of the workspace (`target/mutants/tree`) in place and
+//! runs, for a mutant in crate P, the tests of P and of every `fmu/` crate that depends on P
+//! (debug build, models in-process: seconds per mutant). Stage 2: a mutant that stage 1 missed is
+//! applied again, the FMUs it reaches are packaged (linux64) and the packaged-FMU suite
+//! (`cargo test --release -p fmu-harness`) runs; a failure there catches it. A mutant missed by
+//! both is either killed by a new test or argued equivalent in `xtask/mutants-equivalent.txt`.
+//!
+//! The whole set does not fit on two cores in one sitting, so the full run draws at most
+//! `--sample N` mutants per crate with a fixed `--seed`, and gives each crate's score
+//! caught / (caught + missed) with a 95 % interval. `--diff REV` tests every mutant in the lines
+//! changed since REV instead (the test command: since the commit in `xtask/mutants-base.txt`;
+//! at most `--sample` per crate there too) and fails on a mutant missed and not argued
+//! equivalent.
+
+mod report;
+mod stage1;
+mod stage2;
+
+use crate::{root, run};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const CARGO_MUTANTS_VERSION: &str = "27.1.0";
+/// What each stage's result depends on (`stamp_of`).
+const STAGE1: &[&str] = &["fmu", "Cargo.lock"];
+const STAGE2: &[&str] = &["fmu", "tests", "Cargo.lock"];
+
+/// One mutant, as `cargo mutants --list --json` names it.
+#[derive(Clone)]
+struct Mutant {
+    name: String,
+    package: String,
+    file: String,
+    diff: String,
+    /// The function it is in, and what it changes (`FnValue`: the whole body replaced).
+    function: String,
+    genre: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Outcome {
+    Caught,
+    /// Caught only by the packaged-FMU suite.
+    CaughtPackaged,
+    Missed,
+    /// Missed in-process; the packaged-FMU suite was not run on it (`--budget` spent).
+    NotPackaged,
+    /// Not tested: `--budget` was spent before its turn.
+    Untested,
+    Equivalent,
+    Timeout,
+    Unviable,
+}
+
+struct Options {
+    sample: usize,
+    seed: u64,
+    diff: Option<String>,
+    crates: Vec<String>,
+    /// Every crate's earlier outcomes reused even if the sources changed since: to assemble
+    /// the table after rerunning some crates (`--crate`) on new tests.
+    keep: bool,
+    /// Minutes for the whole run, from its start (installing cargo-mutants and building
+    /// included). Stage 1 then tests one mutant at a time in `informative_order`, and stops
+    /// one at the deadline; stage 2 goes crate by crate from the cheapest (fewest FMUs to
+    /// package). What the budget did not reach is listed as untested (and in diff mode does
+    /// not fail the run: the test command's time must not depend on the size of a change).
+    budget: Option<u64>,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        sample: 40,
+        seed: 2026,
+        diff: None,
+        crates: Vec::new(),
+        keep: false,
+        budget: None,
+    };
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = || {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("mutants: {a} needs a value"))
+        };
+        match a.as_str() {
+            "--sample" => o.sample = value()?.parse().map_err(|e| format!("--sample: {e}"))?,
+            "--seed" => o.seed = value()?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "--diff" => o.diff = Some(value()?),
+            "--crate" => o.crates.push(value()?),
+            "--keep" => o.keep = true,
+            "--budget" => o.budget = Some(value()?.parse().map_err(|e| format!("--budget: {e}"))?),
+            other => return Err(format!("mutants: unknown argument {other}")),
+        }
+    }
+    Ok(o)
+}
+
+pub fn mutants(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
+    let deadline = o
+        .budget
+        .map(|m| Instant::now() + Duration::from_secs(60 * m));
+    let root = root();
+    let diff_file = match &o.diff {
+        Some(rev) => Some(write_diff(&root, rev)?),
+        None => None,
+    };
+    if diff_file
+        .as_ref()
+        .is_some_and(|d| std::fs::metadata(d).is_ok_and(|m| m.len() == 0))
+    {
+        eprintln!(
+            "xtask: mutants: nothing under fmu/ changed since {:?}",
+            o.diff
+        );
+        return Ok(());
+    }
+    let tool = cargo_mutants()?;
+    let tree = sync_tree(&root)?;
+    let mut all = list(&tool, &tree, diff_file.as_deref())?;
+    all.retain(|m| m.file.starts_with("fmu/"));
+    let equivalent = equivalent_mutants(&root)?;
+    let mut by_crate: BTreeMap<String, Vec<Mutant>> = BTreeMap::new();
+    for m in all {
+        by_crate.entry(m.package.clone()).or_default().push(m);
+    }
+    let population: BTreeMap<String, usize> =
+        by_crate.iter().map(|(k, v)| (k.clone(), v.len())).collect();
+    let dependents = dependents(&tree)?;
+    let mut results: BTreeMap<String, Vec<(Mutant, Outcome)>> = BTreeMap::new();
+    let mut queue = Vec::new();
+    let mut rng = SplitMix(o.seed);
+    for (package, mutants) in &by_crate {
+        // A change of hundreds of lines is sampled too, to stay inside CI's time. Every crate
+        // draws in turn, so that `--crate` tests the sample of the whole run.
+        let chosen = sample(mutants, o.sample, &mut rng);
+        if !o.crates.is_empty() && !o.crates.contains(package) {
+            continue;
+        }
+        let (argued, tested): (Vec<Mutant>, Vec<Mutant>) = chosen
+            .into_iter()
+            .partition(|m| equivalent.contains(&m.name));
+        let outcomes = results.entry(package.clone()).or_default();
+        outcomes.extend(argued.into_iter().map(|m| (m, Outcome::Equivalent)));
+        if deadline.is_some() {
+            queue.extend(tested);
+        } else {
+            let tests = dependents.get(package).cloned().unwrap_or_default();
+            outcomes.extend(stage1::stage1(
+                &tool, &tree, package, &tests, &tested, o.keep,
+            )?);
+        }
+    }
+    if let Some(deadline) = deadline {
+        for m in stage1::informative_order(queue) {
+            let tests = dependents.get(&m.package).cloned().unwrap_or_default();
+            let outcome = stage1::stage1_before(&tool, &tree, &tests, &m, o.keep, deadline)?;
+            results
+                .entry(m.package.clone())
+                .or_default()
+                .push((m, outcome));
+        }
+    }
+    match deadline {
+        Some(d) => crate::stages::within(d, || {
+            stage2::stage2(&tree, &dependents, &mut results, o.keep, deadline)
+        })?,
+        None => stage2::stage2(&tree, &dependents, &mut results, o.keep, deadline)?,
+    }
+    let report = report::report(&results, &population, &o);
+    std::fs::write(root.join("target/mutants/report.md"), &report).map_err(|e| e.to_string())?;
+    println!("{report}");
+    if o.diff.is_none() && o.crates.is_empty() {
+        std::fs::write(root.join("docs/mutation.md"), &report).map_err(|e| e.to_string())?;
+    }
+    let untested: Vec<String> = results
+        .values()
+        .flatten()
+        .filter(|(_, o)| matches!(o, Outcome::Untested | Outcome::NotPackaged))
+        .map(|(m, o)| match o {
+            Outcome::NotPackaged => format!("{} (missed in-process, not packaged)", m.name),
+            _ => m.name.clone(),
+        })
+        .collect();
+    let listed = root.join("target/mutants/untested.txt");
+    std::fs::write(&listed, untested.join("\n")).map_err(|e| e.to_string())?;
+    if !untested.is_empty() {
+        let tested = results.values().flatten().count() - untested.len();
+        crate::stages::note(format!(
+            "{} mutant(s) untested within the budget, {tested} tested (target/mutants/untested.txt)",
+            untested.len()
+        ));
+    }
+    // In diff mode a missed mutant fails the run; one the budget left untested is listed.
+    let missed: Vec<&str> = results
+        .values()
+        .flatten()
+        .filter(|(_, o)| {
+            *o == Outcome::Missed || (*o == Outcome::NotPackaged && deadline.is_none())
+        })
+        .map(|(m, _)| m.name.as_str())
+        .collect();
+    if o.diff.is_some() && !missed.is_empty() {
+        return Err(format!(
+            "mutants: {} mutant(s) of the changed lines survive every test (kill them with a test \
+             of the behaviour, or argue them equivalent in xtask/mutants-equivalent.txt):\n{}",
+            missed.len(),
+            missed.join("\n")
+        ));
+    }
+    Ok(())
+}
+
+/// The commit this submission started from: `xtask/mutants-base.txt` names the last commit CI
+/// passed on (updated when a submission lands); `HEAD~1` if that commit is not in the clone.
+pub fn submission_base(root: &Path) -> String {
+    let named = std::fs::read_to_string(root.join("xtask/mutants-base.txt"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_string)
+        });
+    let known = |rev: &str| {
+        Command::new("git")
+            .args(["cat-file", "-e", &format!("{rev}^{{commit}}")])
+            .current_dir(root)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    match named {
+        Some(rev) if known(&rev) => rev,
+        _ => "HEAD~1".to_string(),
+    }
+}
+
+/// `target/tools/bin/cargo-mutants`, installed on first use.
+fn cargo_mutants() -> Result<PathBuf, String> {
+    let tools = root().join("target/tools");
+    let exe = tools.join("bin/cargo-mutants");
+    let installed = Command::new(&exe)
+        .args(["mutants", "--version"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(CARGO_MUTANTS_VERSION));
+    if !installed {
+        run(crate::tool_install()
+            .args(["cargo-mutants", "--locked", "--version"])
+            .arg(CARGO_MUTANTS_VERSION)
+            .arg("--root")
+            .arg(&tools))?;
+    }
+    Ok(exe)
+}
+
+/// `target/mutants/tree`: the workspace's tracked and new files, copied where they differ (so
+/// that its own target directory builds incrementally from one run to the next).
+fn sync_tree(root: &Path) -> Result<PathBuf, String> {
+    let tree = root.join("target/mutants/tree");
+    let out = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("git ls-files: {e}"))?;
+    for file in out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty()) {
+        let file = String::from_utf8_lossy(file).to_string();
+        let (from, to) = (root.join(&file), tree.join(&file));
+        let Ok(content) = std::fs::read(&from) else {
+            continue; // deleted in the work tree
+        };
+        if std::fs::read(&to).ok().as_ref() != Some(&content) {
+            std::fs::create_dir_all(to.parent().expect("a file has a parent"))
+                .map_err(|e| e.to_string())?;
+            std::fs::write(&to, &content).map_err(|e| format!("{}: {e}", to.display()))?;
+        }
+    }
+    // Python's packages (and cargo-zigbuild, which packages) are the workspace's.
+    let venv = tree.join(".venv");
+    if !venv.exists() {
+        std::os::unix::fs::symlink(root.join(".venv"), &venv)
+            .map_err(|e| format!("{}: {e}", venv.display()))?;
+    }
+    Ok(tree)
+}
+
+fn write_diff(root: &Path, rev: &str) -> Result<PathBuf, String> {
+    let diff = crate::stages::stdout_of(
+        Command::new("git")
+            .args(["diff", "--no-ext-diff", rev, "--", "fmu"])
+            .current_dir(root),
+        &format!("git diff {rev}"),
+    )?;
+    let path = root.join("target/mutants/changes.diff");
+    std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| e.to_string())?;
+    std::fs::write(&path, diff).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+fn list(tool: &Path, tree: &Path, diff: Option<&Path>) -> Result<Vec<Mutant>, String> {
+    let mut command = Command::new(tool);
+    command
+        .args(["mutants", "--list", "--json", "--workspace"])
+        .current_dir(tree);
+    if let Some(diff) = diff {
+        command.arg("--in-diff").arg(diff);
+    }
+    let listed = crate::stages::stdout_of(&mut command, "cargo mutants --list")?;
+    // A diff that touches no mutable code (only tests, say) lists nothing, not even `[]`.
+    if listed.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Vec::new());
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&listed).map_err(|e| format!("cargo mutants --list: {e}"))?;
+    let field = |m: &serde_json::Value, k: &str| m[k].as_str().unwrap_or_default().to_string();
+    Ok(json
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| Mutant {
+            name: field(m, "name"),
+            package: field(m, "package"),
+            file: field(m, "file"),
+            diff: field(m, "diff"),
+            function: m["function"]["function_name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            genre: field(m, "genre"),
+        })
+        .collect())
+}
+
+/// `xtask/mutants-equivalent.txt`: the names of mutants argued equivalent (each after a `#`
+/// comment saying why). A name carries its line and column, so an edit above it makes the
+/// argument go stale and the mutant come back as missed, to be looked at again.
+fn equivalent_mutants(root: &Path) -> Result<BTreeSet<String>, String> {
+    let path = root.join("xtask/mutants-equivalent.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// For every `fmu/` crate, the `fmu/` crates whose tests guard it: itself and every crate that
+/// depends on it, directly or not.
+fn dependents(tree: &Path) -> Result<BTreeMap<String, Vec<String>>, String> {
+    let metadata = crate::components::metadata(tree)?;
+    let fmu_dir = tree.join("fmu");
+    let mut uses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in metadata["packages"].as_array().into_iter().flatten() {
+        let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap_or_default());
+        if !manifest.starts_with(&fmu_dir) {
+            continue;
+        }
+        let deps = p["dependencies"].as_array().into_iter().flatten();
+        uses.insert(
+            p["name"].as_str().unwrap_or_default().to_string(),
+            deps.filter_map(|d| d["name"].as_str().map(str::to_string))
+                .collect(),
+        );
+    }
+    let mut guarded = BTreeMap::new();
+    for package in uses.keys() {
+        let mut set = BTreeSet::from([package.clone()]);
+        loop {
+            let more: Vec<String> = uses
+                .iter()
+                .filter(|(p, deps)| !set.contains(*p) && deps.iter().any(|d| set.contains(d)))
+                .map(|(p, _)| p.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            set.extend(more);
+        }
+        guarded.insert(package.clone(), set.into_iter().collect());
+    }
+    Ok(guarded)
+}
+
+/// At most `n` of `mutants`, drawn without replacement, in their listed order.
+fn sample(mutants: &[Mutant], n: usize, rng: &mut SplitMix) -> Vec<Mutant> {
+    let mut index: Vec<usize> = (0..mutants.len()).collect();
+    let n = n.min(index.len());
+    for i in 0..n {
+        let j = i + (rng.next() % (index.len() - i) as u64) as usize;
+        index.swap(i, j);
+    }
+    let mut chosen = index[..n].to_vec();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|i| mutants[i].clone()).collect()
+}
+
+/// SplitMix64: a fixed seed draws the same sample on every machine.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// The characters the regex crate (cargo-mutants' filters) treats as syntax.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::report::interval;
+    use super::stage1::informative_order;
+    use super::stage2::apply;
+    use super::*;
+
+    fn mutant(file: &str, function: &str, genre: &str, name: &str) -> Mutant {
+        Mutant {
+            name: name.to_string(),
+            package: "p".to_string(),
+            file: file.to_string(),
+            diff: String::new(),
+            function: function.to_string(),
+            genre: genre.to_string(),
+        }
+    }
+
+    #[test]
+    fn every_changed_function_gets_a_mutant_before_any_gets_a_second() {
+        let listed = vec![
+            mutant("a.rs", "f", "FnValue", "f body"),
+            mutant("a.rs", "f", "BinaryOperator", "f op 1"),
+            mutant("a.rs", "f", "BinaryOperator", "f op 2"),
+            mutant("a.rs", "g", "FnValue", "g body"),
+            mutant("b.rs", "f", "UnaryOperator", "b f op"),
+        ];
+        let order: Vec<String> = informative_order(listed)
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(order, ["f op 1", "g body", "b f op", "f op 2", "f body"]);
+    }
+
+    #[test]
+    fn a_hunk_is_applied_where_it_matches() {
+        let diff = "--- f.rs\n+++ replace\n@@ -1,3 +1,3 @@\n a\n-b * c\n+b / c\n d\n";
+        assert_eq!(apply("x\na\nb * c\nd\n", diff).unwrap(), "x\na\nb / c\nd\n");
+        assert!(apply("a\nb + c\nd\n", diff).is_err());
+    }
+
+    #[test]
+    fn the_interval_narrows_to_the_score_when_every_mutant_is_tested() {
+        let (lo, hi) = interval(36, 40, 40);
+        assert!((lo - 0.9).abs() < 1e-12 && (hi - 0.9).abs() < 1e-12);
+        let (lo, hi) = interval(36, 40, 4000);
+        assert!(lo < 0.8 && hi > 0.95, "{lo} {hi}");
+    }
+
+    #[test]
+    fn regex_syntax_is_escaped() {
+        assert_eq!(regex_escape("a.b(c)-> f64"), "a\\.b\\(c\\)\\-> f64");
+    }
+}

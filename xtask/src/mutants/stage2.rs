@@ -1,0 +1,220 @@
+//! Stage 2: the mutants stage 1 missed, against the packaged FMUs (linux64) and the
+//! packaged-FMU suite.
+
+use super::stage1::stamp_of;
+use super::{sync_tree, Mutant, Outcome, STAGE2};
+use crate::{components::components, root, run};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The mutants stage 1 missed, against the packaged FMUs (linux64).
+pub(super) fn stage2(
+    tree: &Path,
+    dependents: &BTreeMap<String, Vec<String>>,
+    results: &mut BTreeMap<String, Vec<(Mutant, Outcome)>>,
+    keep: bool,
+    deadline: Option<Instant>,
+) -> Result<(), String> {
+    let missed = results
+        .values()
+        .flatten()
+        .filter(|(_, o)| *o == Outcome::Missed)
+        .count();
+    if missed == 0 {
+        return Ok(());
+    }
+    let models: BTreeMap<String, String> = components()?
+        .into_iter()
+        .map(|c| (c.crate_name, c.model))
+        .collect();
+    let mut packaged_all = false;
+    // Sources older than every FMU: the suite refuses an FMU older than any file under fmu/, and
+    // a mutated file (or one restored since) is newer than the FMUs it did not reach. (An hour
+    // before the FMUs packaged first, below.)
+    let before = SystemTime::now() - Duration::from_secs(3600);
+    let mut touched = BTreeSet::new();
+    // The cheapest crates first: a runtime mutant packages every FMU.
+    let mut order: Vec<(&String, &mut Vec<(Mutant, Outcome)>)> = results.iter_mut().collect();
+    order.sort_by_key(|(p, _)| (dependents[*p].len(), (*p).clone()));
+    for (package, outcomes) in order {
+        let reached: Vec<&String> = dependents[package]
+            .iter()
+            .filter_map(|p| models.get(p))
+            .collect();
+        let missed: Vec<Mutant> = outcomes
+            .iter()
+            .filter(|(_, o)| *o == Outcome::Missed)
+            .map(|(m, _)| m.clone())
+            .collect();
+        if missed.is_empty() {
+            continue;
+        }
+        let record = tree.join("../out").join(package).join("stage2");
+        let stamp = stamp_of(tree, STAGE2, &missed);
+        let caught: BTreeSet<String> = match std::fs::read_to_string(&record) {
+            Ok(text) if keep || text.lines().next() == Some(stamp.as_str()) => {
+                eprintln!("xtask: mutants: stage 2 of {package}: from the run on these sources");
+                text.lines().skip(1).map(str::to_string).collect()
+            }
+            _ if deadline.is_some_and(|d| Instant::now() > d) => {
+                eprintln!("xtask: mutants: stage 2 of {package}: not run, the budget is spent");
+                for (_, outcome) in outcomes.iter_mut() {
+                    if *outcome == Outcome::Missed {
+                        *outcome = Outcome::NotPackaged;
+                    }
+                }
+                continue;
+            }
+            _ => {
+                let mut attempt = || {
+                    if !packaged_all {
+                        xtask(tree, &["package", "--host-only"])?;
+                        packaged_all = true;
+                    }
+                    packaged(tree, &missed, &reached, before, &mut touched)
+                };
+                let caught = match attempt() {
+                    Err(e) if e.contains(crate::stages::STOPPED) => {
+                        eprintln!(
+                            "xtask: mutants: stage 2 of {package}: stopped, the budget is spent"
+                        );
+                        sync_tree(&root())?;
+                        for (_, outcome) in outcomes.iter_mut() {
+                            if *outcome == Outcome::Missed {
+                                *outcome = Outcome::NotPackaged;
+                            }
+                        }
+                        continue;
+                    }
+                    other => other?,
+                };
+                let text = std::iter::once(stamp.clone())
+                    .chain(caught.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                std::fs::write(&record, text).map_err(|e| e.to_string())?;
+                caught
+            }
+        };
+        for (m, outcome) in outcomes.iter_mut() {
+            if caught.contains(&m.name) {
+                *outcome = Outcome::CaughtPackaged;
+            }
+        }
+    }
+    // Newer than every build again, so that the next run rebuilds what the mutants left.
+    backdate(&touched, SystemTime::now())
+}
+
+/// The names of `missed` that the packaged suite catches, each applied in turn to the tree
+/// copy, the FMUs it `reached` packaged, the suite run, the source restored.
+fn packaged(
+    tree: &Path,
+    missed: &[Mutant],
+    reached: &[&String],
+    before: SystemTime,
+    touched: &mut BTreeSet<PathBuf>,
+) -> Result<BTreeSet<String>, String> {
+    let mut caught = BTreeSet::new();
+    for m in missed {
+        let file = tree.join(&m.file);
+        let original = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        std::fs::write(&file, apply(&original, &m.diff)?).map_err(|e| e.to_string())?;
+        touched.insert(file.clone());
+        let suite = package_models(tree, reached).and_then(|()| {
+            backdate(touched, before)?;
+            eprintln!("xtask: mutants: stage 2: {}", m.name);
+            Ok(packaged_suite(tree, reached).is_err())
+        });
+        std::fs::write(&file, &original).map_err(|e| e.to_string())?;
+        if suite? {
+            caught.insert(m.name.clone());
+        }
+    }
+    // The restored sources, packaged again, so that the next crate's FMUs are the truth.
+    package_models(tree, reached)?;
+    backdate(touched, before)?;
+    Ok(caught)
+}
+
+fn package_models(tree: &Path, models: &[&String]) -> Result<(), String> {
+    if models.len() > 1 {
+        return xtask(tree, &["package", "--host-only"]);
+    }
+    for model in models {
+        xtask(tree, &["package", "--host-only", "--only", model])?;
+    }
+    Ok(())
+}
+
+fn backdate(files: &BTreeSet<PathBuf>, to: SystemTime) -> Result<(), String> {
+    for file in files {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .and_then(|f| f.set_modified(to))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// Cargo in the tree copy, its release profile built for turnaround (several code-generation
+/// units, incremental): a mutant rebuilds one crate in seconds. The FMUs' results do not depend
+/// on it (no fast-math; docs/result-hashes.txt).
+fn cargo(tree: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO"));
+    command
+        .current_dir(tree)
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true");
+    command
+}
+
+fn xtask(tree: &Path, args: &[&str]) -> Result<(), String> {
+    run(cargo(tree).arg("xtask").args(args))
+}
+
+/// The packaged-FMU suite in the tree copy, its every-FMU tests on `models`; Err when a test
+/// fails.
+fn packaged_suite(tree: &Path, models: &[&String]) -> Result<(), String> {
+    let models: Vec<&str> = models.iter().map(|m| m.as_str()).collect();
+    let status = cargo(tree)
+        .args(["test", "--release", "-p", "fmu-harness", "--quiet"])
+        .env("FMU_MODELS", models.join(","))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{status}"))
+    }
+}
+
+/// `original` with cargo-mutants' one-hunk `diff` applied: the hunk's context and removed lines,
+/// found once, replaced by its context and added lines.
+pub(super) fn apply(original: &str, diff: &str) -> Result<String, String> {
+    let (mut old, mut new) = (String::new(), String::new());
+    for line in diff.lines().skip_while(|l| !l.starts_with("@@")).skip(1) {
+        if let Some(l) = line.strip_prefix('-') {
+            old += l;
+            old.push('\n');
+        } else if let Some(l) = line.strip_prefix('+') {
+            new += l;
+            new.push('\n');
+        } else {
+            let l = line.strip_prefix(' ').unwrap_or(line);
+            for s in [&mut old, &mut new] {
+                *s += l;
+                s.push('\n');
+            }
+        }
+    }
+    match original.matches(old.as_str()).count() {
+        1 => Ok(original.replacen(old.as_str(), &new, 1)),
+        n => Err(format!("a mutant's hunk matches {n} places:\n{diff}")),
+    }
+}
