@@ -601,16 +601,9 @@ def judged(importer):
 _RUNS = {}
 
 
-def _stamp(path):
-    return (os.path.abspath(path), os.path.getmtime(path), os.path.getsize(path)) \
-        if os.path.exists(path) else (path,)
-
-
 def simulate(importer, fmu, sc, table=None):
     run = (table or {**IMPORTERS, **NOT_JUDGED, **INTERPOLATED, **INTERPOLATED_NOT_JUDGED})[importer]
-    key = (run, _stamp(fmu), sc.directory, _stamp(sc.in_path), _stamp(sc.par_path),
-           _stamp(os.path.join(sc.directory, f"{sc.model}_ref.opt")),
-           (sc.start, sc.stop, sc.step, sc.tol))
+    key = (run, *platforms.run_key(fmu, sc))
     if key not in _RUNS:
         with tempfile.TemporaryDirectory() as work:
             _RUNS[key] = run(fmu, sc, work)

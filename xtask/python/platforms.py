@@ -176,12 +176,18 @@ def _stamp(path):
         if os.path.exists(path) else (path,)
 
 
+def run_key(fmu, sc):
+    """What a run of `sc` on the FMU file `fmu` depends on: the file, the scenario's files and
+    its settings (a cached run is reused only for the same)."""
+    return (_stamp(fmu), sc.directory, _stamp(sc.in_path), _stamp(sc.par_path),
+            _stamp(os.path.join(sc.directory, f"{sc.model}_ref.opt")),
+            (sc.start, sc.stop, sc.step, sc.tol))
+
+
 def saved_run(platform, fmu, sc):
     """(time, values, state file) of `platform`'s run of `sc`, its state saved halfway
     (`--save-state`); run once per process for one FMU file and one scenario."""
-    key = (platform, _stamp(fmu), sc.directory, _stamp(sc.in_path), _stamp(sc.par_path),
-           _stamp(os.path.join(sc.directory, f"{sc.model}_ref.opt")),
-           (sc.start, sc.stop, sc.step, sc.tol))
+    key = (platform, *run_key(fmu, sc))
     if key not in _RUNS:
         work = tempfile.mkdtemp(prefix=f"run-{platform}-")
         atexit.register(shutil.rmtree, work, ignore_errors=True)
