@@ -3,9 +3,10 @@
 //! random call sequences, many instances and many threads. Every call must return a status;
 //! nothing may crash, hang or leak.
 
+use fmu_harness::scenario::SetByName;
 use fmu_harness::sequence::{fmi2_sequence, memcheck, Rng};
 use fmu_harness::{components, narrowed, Fmu, Instance, ERROR, OK};
-use model_description::{Causality, VariableType};
+use model_description::{Causality, ScalarVariable, Variability, VariableType};
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::{null, null_mut};
 
@@ -124,6 +125,99 @@ fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
         "illegal_calls_in_every_state_are_refused_and_change_nothing",
         "illegal call orders in Instantiated, InitializationMode, StepComplete and Terminated"
             .into(),
+    );
+}
+
+/// A mode of the FMI state tables, as far as set calls go.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mode {
+    ContinuousTime,
+    Event,
+    Step,
+}
+
+/// What the state tables (FMI 2.0 sections 3.2.3 and 4.2.4, FMI 3.0 section 3.2) let a set call
+/// write once initialized: every input in Event Mode and between Co-Simulation steps, only the
+/// continuous inputs in Continuous-Time Mode, no parameter (all are fixed here), never an
+/// output, calculated parameter or local.
+fn settable(v: &ScalarVariable, mode: Mode) -> bool {
+    v.causality == Causality::Input
+        && (mode != Mode::ContinuousTime || v.variability == Variability::Continuous)
+}
+
+/// Sets every variable of `fmu` (to its start value, or 1) in `mode`: what the table allows
+/// returns OK; the rest returns an error, leaves the FMU state's bytes as they were, and logs
+/// the variable's name (for a discrete input in Continuous-Time Mode, where to set it).
+fn set_every_variable(
+    fmu: &Fmu,
+    inst: &impl SetByName,
+    mode: Mode,
+    snapshot: &dyn Fn() -> Vec<u8>,
+) {
+    let model = &fmu.md.model_name;
+    for v in &fmu.md.model_variables {
+        let before = snapshot();
+        let status = match v.kind {
+            VariableType::Real { start, .. } => inst.set_by_name(&v.name, start.unwrap_or(1.0)),
+            VariableType::Integer { start, .. } => {
+                inst.set_int_by_name(&v.name, start.unwrap_or(1))
+            }
+            VariableType::Boolean { .. } => continue,
+        };
+        let what = format!(
+            "{model}: set {} ({:?} {:?}) in {mode:?} Mode",
+            v.name, v.variability, v.causality
+        );
+        if settable(v, mode) {
+            assert_eq!(status, OK, "{what}: {}", inst.log());
+            continue;
+        }
+        assert_eq!(status, ERROR, "{what} must be refused");
+        assert_eq!(
+            snapshot(),
+            before,
+            "{what}: the refusal changed the instance"
+        );
+        let log = inst.log();
+        let last = log.lines().last().unwrap_or_default();
+        assert!(last.contains(&format!("{} is a", v.name)), "{what}: {last}");
+        if v.causality == Causality::Input {
+            assert!(
+                last.contains(&format!("set {} in Event Mode", v.name)),
+                "{what}: {last}"
+            );
+        }
+    }
+}
+
+/// The FMU state of an FMI 2.0 instance as bytes.
+fn snapshot2(inst: &Instance) -> Vec<u8> {
+    let (s, st) = inst.get_state();
+    assert_eq!(s, OK, "{}", inst.log_text());
+    let bytes = inst.serialize(&st).unwrap();
+    assert_eq!(inst.free_state(st), OK);
+    bytes
+}
+
+#[test]
+fn set_calls_follow_the_state_tables() {
+    let _serial = serial();
+    for fmu in Fmu::all() {
+        let me = fmu.instantiate_me("table");
+        me.initialize(0.0, Some(10.0), &[]);
+        assert_eq!(me.event_iteration().0, OK);
+        assert_eq!(me.enter_continuous_time_mode(), OK);
+        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot2(&me));
+        assert_eq!(me.enter_event_mode(), OK);
+        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot2(&me));
+        assert_eq!(me.event_iteration().0, OK, "{}", me.log_text());
+        let cs = started(&fmu);
+        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot2(&cs));
+        assert_eq!(cs.do_step(0.0, 0.1), OK, "{}", cs.log_text());
+    }
+    passed(
+        "set_calls_follow_the_state_tables",
+        "every variable set in Continuous-Time Mode, Event Mode and between steps: only what FMI 2.0's state tables allow is written".into(),
     );
 }
 

@@ -7,6 +7,9 @@
 //! - the intermediate update callback is called at internal steps with FMI 3.0's flags, an
 //!   early return ends the step where it was asked for, and a call from inside the callback is
 //!   refused;
+//! - every Real variable (parameters, calculated parameters, inputs, outputs, locals) is finite
+//!   in both versions from Initialization Mode on, after every step of every reference
+//!   scenario, and every start value of both modelDescription.xml files is finite;
 //! - Model Exchange evaluates what FMI 2.0 Model Exchange does, bit for bit;
 //! - the rest of the API: tokens, interfaces, states, dependencies, the extra variables.
 
@@ -52,13 +55,32 @@ fn outputs(fmu: &Fmu) -> Vec<u32> {
         .collect()
 }
 
+/// Panics unless every value is finite: an importer that records every variable treats a NaN
+/// or an infinity as an error.
+fn assert_finite(fmu: &Fmu, vrs: &[u32], values: &[f64], when: &str) {
+    for (vr, v) in vrs.iter().zip(values) {
+        assert!(
+            v.is_finite(),
+            "{} {when}: {} = {v}",
+            fmu.md.model_name,
+            fmu.md.model_variables[*vr as usize].name
+        );
+    }
+}
+
 fn start2<'a>(fmu: &'a Fmu, sc: &Scenario) -> Instance<'a> {
     let inst = fmu.instantiate("fmi2");
     assert_eq!(inst.setup_experiment(Some(sc.tol), 0.0, Some(sc.stop)), OK);
     sc.set_parameters(&inst);
     sc.set_inputs(&inst, 0.0);
     assert_eq!(inst.enter_initialization_mode(), OK);
+    let vrs = reals(fmu);
+    let mut v = vec![0.0; vrs.len()];
+    assert_eq!(inst.get_real(&vrs, &mut v), OK);
+    assert_finite(fmu, &vrs, &v, "in Initialization Mode (FMI 2.0)");
     assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    assert_eq!(inst.get_real(&vrs, &mut v), OK);
+    assert_finite(fmu, &vrs, &v, "after initialization (FMI 2.0)");
     inst
 }
 
@@ -76,8 +98,15 @@ fn start3<'a>(fmu: &'a Fmu3, fmu2: &Fmu, sc: &Scenario, kind: Kind) -> Instance3
         inst.enter_initialization_mode(Some(sc.tol), 0.0, sc.stop),
         OK
     );
+    let vrs = reals(fmu2);
+    let (s, v) = inst.get(&vrs);
+    assert_eq!(s, OK);
+    assert_finite(fmu2, &vrs, &v, "in Initialization Mode (FMI 3.0)");
     sc.set_inputs(&inst, 0.0);
     assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let (s, v) = inst.get(&vrs);
+    assert_eq!(s, OK);
+    assert_finite(fmu2, &vrs, &v, "after initialization (FMI 3.0)");
     inst
 }
 
@@ -100,6 +129,7 @@ fn run2_on(fmu: &Fmu, sc: &Scenario, vrs: &[u32], g: &[f64]) -> (Vec<Vec<f64>>, 
         sc.set_inputs(&inst, w[0]);
         assert_eq!(inst.do_step(w[0], w[1] - w[0]), OK, "{}", inst.log_text());
         assert_eq!(inst.get_real(vrs, &mut v), OK);
+        assert_finite(fmu, vrs, &v, &format!("at t = {} (FMI 2.0)", w[1]));
         rows.push(v.clone());
     }
     (rows, events(&inst.log()))
@@ -118,6 +148,50 @@ fn events(log: &[LogLine]) -> Vec<f64> {
         .collect();
     times.dedup();
     times
+}
+
+/// Every `start="..."` of a modelDescription.xml: each number in it (arrays hold several) and
+/// the variable's name.
+fn start_values(xml: &str) -> Vec<(String, String)> {
+    xml.split("<ScalarVariable")
+        .flat_map(|v| v.split("<Float64").flat_map(|v| v.split("<Int32")))
+        .skip(1)
+        .filter_map(|v| {
+            let attribute = |key: &str| {
+                let rest = v.split_once(&format!(" {key}=\""))?.1;
+                Some(rest.split_once('"')?.0.to_string())
+            };
+            Some((attribute("name")?, attribute("start")?))
+        })
+        .flat_map(|(name, start)| {
+            start
+                .split_whitespace()
+                .map(|x| (name.clone(), x.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn every_start_value_of_both_descriptions_is_finite() {
+    // The scan finds a NaN where one is written.
+    let nan = start_values(r#"<ScalarVariable name="x"><Real start="NaN"/>"#);
+    assert_eq!(nan, [("x".to_string(), "NaN".to_string())]);
+    for model in models() {
+        let (fmu2, fmu3) = (Fmu::load(&model), Fmu3::load(&model));
+        let xml2 = std::fs::read_to_string(fmu2.unpacked().join("modelDescription.xml")).unwrap();
+        for (version, xml) in [("FMI 2.0", xml2.as_str()), ("FMI 3.0", fmu3.xml.as_str())] {
+            let starts = start_values(xml);
+            assert!(
+                starts.len() > 3,
+                "{model} {version}: start values not found"
+            );
+            for (name, x) in starts {
+                let finite = x.parse::<f64>().is_ok_and(f64::is_finite);
+                assert!(finite, "{model} {version}: {name} has start=\"{x}\"");
+            }
+        }
+    }
 }
 
 #[test]

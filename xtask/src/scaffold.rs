@@ -344,7 +344,7 @@ impl Model for {Name} {
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         if !(self.j.is_finite() && self.j > 0.0) {
             return Err(Invalid::new("J", self.j, "must be positive"));
         }

@@ -320,7 +320,7 @@ impl Model for ChainDrive {
         self.chain_model == FULL && self.bike.chain_rate(self.q[1]) > STIFF_RATE
     }
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         self.bike.check()?;
         if !(FULL..=INEXTENSIBLE).contains(&self.chain_model) {
             return Err(Invalid::new(

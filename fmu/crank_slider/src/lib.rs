@@ -164,7 +164,7 @@ impl Model for CrankSlider {
     const EVENT_INDICATORS: usize = 1;
     const SIXTH_ORDER_FROM: f64 = 1e-6;
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         let (a, l) = (self.crank_radius, self.rod_length);
         if !(a.is_finite() && a > 0.0) {
             return Err(Invalid::new("crank_radius", a, "must be positive"));

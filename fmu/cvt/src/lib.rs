@@ -330,7 +330,7 @@ impl Model for Cvt {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
     const EVENT_INDICATORS: usize = 2;
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         self.check_parameters()?;
         self.l0 = self.geometry.l0();
         let (lo, hi) = self.effective_travel()?;

@@ -167,7 +167,10 @@ pub struct FastDrivetrain {
     /// The gear of the last shift's start (0: no shift yet).
     #[local(min = 0.0, max = MAX_GEARS as f64)]
     shift_from: i32,
-    #[local(start = f64::NAN)]
+    #[local(
+        unit = "s",
+        describe = "Time of the last shift; the start time while shift_count = 0 (no shift yet)"
+    )]
     shift_time: f64,
     #[local]
     theta_a_offset: f64,
@@ -514,14 +517,14 @@ impl Model for FastDrivetrain {
 
     // The shaft and ratio macros push one variable per index.
     #[allow(clippy::vec_init_then_push)]
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, t: f64) -> Result<(), Invalid> {
         self.mass = MassDistribution::of(&self.shaft[..self.n_shafts.clamp(1, 8) as usize]);
         self.check_parameters()?;
         self.check_gear()?;
         self.engage(self.gear);
         self.p = self.set.gamma * self.omega[1] + self.set.delta * self.w_ds_start;
         self.energy_damping = 0.0;
-        (self.shift_from, self.shift_count, self.shift_time) = (0, 0, f64::NAN);
+        (self.shift_from, self.shift_count, self.shift_time) = (0, 0, t);
         (self.shift_loss, self.shift_impulse, self.energy_shift) = (0.0, 0.0, 0.0);
         self.theta_a_offset = 0.0;
         Ok(())
@@ -577,7 +580,7 @@ impl Model for FastDrivetrain {
     }
 
     fn describe_event(&self, t: f64) -> Option<String> {
-        (self.shift_time == t).then(|| {
+        (self.shift_count > 0 && self.shift_time == t).then(|| {
             format!(
                 "shift from gear {} to {}: spin momentum p = {}, engine speed {} rad/s, {} J dissipated, angular impulse {} N.m.s on the casing",
                 self.shift_from,

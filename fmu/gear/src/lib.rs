@@ -40,7 +40,7 @@ impl Model for Gear {
     const DOCUMENTATION: &'static str = include_str!("../documentation.html");
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(2.0);
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         self.j_reflected = self.gear.reflected_inertia()?;
         Ok(())
     }

@@ -261,7 +261,7 @@ impl Model for LossyGear {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const EVENT_INDICATORS: usize = 4;
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         self.gear.reflected_inertia()?;
         if !(1..=MAX_ROWS as i32).contains(&self.n_rows) {
             return Err(Invalid::new(
@@ -513,7 +513,7 @@ mod tests {
         for (w_b, mode) in [(1.0, FORWARD), (-1.0, BACKWARD), (0.0, STUCK)] {
             let mut gear = three_rows();
             gear.gear.w_b = w_b;
-            gear.initialize().expect("valid");
+            gear.initialize(0.0).expect("valid");
             assert_eq!(gear.mode, mode, "w_b {w_b}");
         }
     }

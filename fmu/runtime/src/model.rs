@@ -150,9 +150,9 @@ pub trait Model: Variables + Clone + Send + 'static {
         false
     }
 
-    /// Checks the parameters and sets the states from their start values.
-    /// Called by `fmi2ExitInitializationMode`.
-    fn initialize(&mut self) -> Result<(), Invalid>;
+    /// Checks the parameters and sets the states from their start values, at the start time
+    /// `t`. Called by `fmi2ExitInitializationMode`.
+    fn initialize(&mut self, t: f64) -> Result<(), Invalid>;
 
     /// State derivatives from the states and inputs in `self`, at time `t`.
     fn derivatives(&self, t: f64, dx: &mut [f64]);

@@ -26,7 +26,7 @@ impl Model for Ball {
     fn stiff(&self) -> bool {
         self.stiff
     }
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
     }
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {

@@ -234,13 +234,34 @@ impl<M> Var<M> {
         })
     }
 
-    /// Whether `fmi2SetXXX` may write this variable in the given phase.
+    /// Whether a set call may write this variable in the given phase (the state tables of
+    /// FMI 2.0, section 3.2.3 and 4.2.4, and FMI 3.0, section 3.2): parameters before
+    /// initialization ends (every parameter here is fixed), inputs at every communication
+    /// point and in Event Mode, and in Continuous-Time Mode only the continuous inputs: a
+    /// discrete input changes only at an event.
     pub fn settable(&self, phase: Phase) -> bool {
         match (self.causality, phase) {
+            (Causality::Input, Phase::ContinuousTime) => {
+                self.variability == Variability::Continuous
+            }
             (Causality::Input, _) => true,
-            // Every parameter is fixed: set before initialization ends, never while stepping.
             (Causality::Parameter, Phase::Initialization) => true,
             _ => false,
+        }
+    }
+
+    /// Why a set call may not write this variable in `phase`, and where it may.
+    pub fn not_settable(&self, phase: Phase) -> String {
+        let (variability, causality) = (self.variability.as_str(), self.causality.as_str());
+        let name = self.name;
+        match (self.causality, phase) {
+            (Causality::Input, Phase::ContinuousTime) => format!(
+                "{name} is a {variability} input and cannot be set in Continuous-Time Mode: set {name} in Event Mode (an input that changes between integrator steps would take effect only at the next event)"
+            ),
+            (Causality::Parameter, _) => format!(
+                "{name} is a {variability} parameter and cannot be set once initialization has ended: set {name} before fmi2ExitInitializationMode / fmi3ExitInitializationMode"
+            ),
+            _ => format!("{name} is a {variability} {causality} variable and cannot be set"),
         }
     }
 }
@@ -248,8 +269,10 @@ impl<M> Var<M> {
 /// The part of the life cycle that decides which variables may be set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// Instantiated or initialization mode.
+    /// Instantiated or Initialization Mode.
     Initialization,
-    /// Step complete.
+    /// Co-Simulation between steps, or Model Exchange's Event Mode.
     Stepping,
+    /// Model Exchange's Continuous-Time Mode.
+    ContinuousTime,
 }

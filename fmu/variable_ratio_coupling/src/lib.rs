@@ -58,7 +58,7 @@ impl Model for VariableRatioCoupling {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const EVENT_INDICATORS: usize = 1;
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         let t = self.params;
         t.check()?;
         check_ratio(self.r)?;

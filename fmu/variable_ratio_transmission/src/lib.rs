@@ -115,7 +115,7 @@ impl Model for VariableRatioTransmission {
         self.params.stiff(self.j_b, self.j_f, self.r, self.tau_f)
     }
 
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         self.params.check()?;
         for (name, j) in [("J_B", self.j_b), ("J_F", self.j_f)] {
             if !(j.is_finite() && j > 0.0) {

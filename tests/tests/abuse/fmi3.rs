@@ -4,7 +4,7 @@
 //! kind of FMI 3.0 call, and eight threads. A refused call changes nothing: the instance's
 //! serialized FMU state is the same before and after it.
 
-use super::{passed, reals, serial};
+use super::{passed, reals, serial, set_every_variable, Mode};
 use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
 use fmu_harness::sequence::{fmi3_sequence, Rng};
 use fmu_harness::state_bytes::crafted;
@@ -300,6 +300,29 @@ const SEEDS3: u64 = 20;
 
 /// Seeds 1..=20 of the FMI 3.0 call sequences (`fmu_harness::sequence`), through every packaged
 /// FMU; the coverage-guided fuzzer (`fuzz/`) draws further ones.
+#[test]
+fn fmi3_set_calls_follow_the_state_tables() {
+    let _serial = serial();
+    for (fmu, fmu3) in all() {
+        let me = fmu3.model_exchange();
+        assert_eq!(me.enter_initialization_mode(None, 0.0, 10.0), OK);
+        assert_eq!(me.exit_initialization_mode(), OK, "{}", me.log_text());
+        assert_eq!(me.event_iteration(), OK);
+        assert_eq!(me.enter_continuous_time_mode(), OK);
+        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot(&me));
+        assert_eq!(me.enter_event_mode(), OK);
+        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot(&me));
+        assert_eq!(me.event_iteration(), OK, "{}", me.log_text());
+        let cs = started(&fmu3);
+        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot(&cs));
+        step(&cs, 0.0, 0.1);
+    }
+    passed(
+        "fmi3_set_calls_follow_the_state_tables",
+        "every variable set in Continuous-Time Mode, Event Mode and Step Mode: only what FMI 3.0's state tables allow is written".into(),
+    );
+}
+
 #[test]
 fn fmi3_random_call_sequences_always_return_a_status() {
     let _serial = serial();

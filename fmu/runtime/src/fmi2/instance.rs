@@ -334,7 +334,7 @@ impl<M: Model> Instance<M> {
         let t = self.time;
         self.model.start_states();
         self.model
-            .initialize()
+            .initialize(t)
             .map_err(|e| format!("t = {t}: {e}"))?;
         integrator::event_iteration(&mut self.model, t).map_err(|e| step_error_text(&e))?;
         self.model.update_outputs(t);
@@ -486,19 +486,12 @@ impl<M: Model> Instance<M> {
             return Err(format!("{} (vr {vr}) has another type", v.name));
         }
         let phase = match self.state {
-            FmiState::StepComplete | FmiState::EventMode | FmiState::ContinuousTimeMode => {
-                Phase::Stepping
-            }
+            FmiState::StepComplete | FmiState::EventMode => Phase::Stepping,
+            FmiState::ContinuousTimeMode => Phase::ContinuousTime,
             _ => Phase::Initialization,
         };
         if !v.settable(phase) {
-            return Err(format!(
-                "{} is a {} {} variable and cannot be set in state {:?}",
-                v.name,
-                v.variability.as_str(),
-                v.causality.as_str(),
-                self.state
-            ));
+            return Err(format!("{} (t = {t})", v.not_settable(phase)));
         }
         if !value.is_finite() {
             return Err(format!(

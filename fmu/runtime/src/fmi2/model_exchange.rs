@@ -182,7 +182,7 @@ mod tests {
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
         const EVENT_INDICATORS: usize = 1;
-        fn initialize(&mut self) -> Result<(), Invalid> {
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
         fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
@@ -220,7 +220,7 @@ mod tests {
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
-        fn initialize(&mut self) -> Result<(), Invalid> {
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
         fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}

@@ -83,7 +83,7 @@ impl<M: Model> Instance<M> {
         let mut fresh = model.clone();
         fresh.start_states();
         fresh
-            .initialize()
+            .initialize(self.start_time)
             .map_err(|e| format!("its parameters fail the initialization: {e}"))?;
         for v in self
             .vars

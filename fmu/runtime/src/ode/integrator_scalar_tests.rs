@@ -32,7 +32,7 @@ impl Model for Scalar {
     fn stiff(&self) -> bool {
         self.stiff
     }
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
     }
     fn derivatives(&self, t: f64, dx: &mut [f64]) {

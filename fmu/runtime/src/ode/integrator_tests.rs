@@ -33,7 +33,7 @@ impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
     const DOCUMENTATION: &'static str = "";
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const SIXTH_ORDER_FROM: f64 = if SIXTH { 1e-6 } else { 0.0 };
-    fn initialize(&mut self) -> Result<(), Invalid> {
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
     }
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
@@ -144,7 +144,7 @@ fn the_chatter_limit_is_the_documented_count() {
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
         const EVENT_INDICATORS: usize = 1;
-        fn initialize(&mut self) -> Result<(), Invalid> {
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
         fn derivatives(&self, _t: f64, dx: &mut [f64]) {
@@ -194,7 +194,7 @@ fn event_iteration_that_never_settles_is_an_error() {
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
-        fn initialize(&mut self) -> Result<(), Invalid> {
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
         fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
@@ -222,7 +222,7 @@ fn time_events_split_the_step() {
         const DESCRIPTION: &'static str = "";
         const DOCUMENTATION: &'static str = "";
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
-        fn initialize(&mut self) -> Result<(), Invalid> {
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
         fn derivatives(&self, _t: f64, dx: &mut [f64]) {
