@@ -113,8 +113,8 @@ fn dead_centre_passages_are_counted_as_events_inside_the_step() {
         assert_eq!(times.len(), 6);
         for (k, t) in times.iter().enumerate() {
             let expected = (k + 1) as f64 * std::f64::consts::PI / 10.0;
-            // The README's claim: events are located to a few hundred ulp of the time. Measured
-            // up to 506, growing with the passage: the rounding of the angle over the run.
+            // The claim of docs/models.md: events are located to a few hundred ulp of the time.
+            // Measured up to 506, growing with the passage: the rounding of the angle over the run.
             let ulps = (t - expected).abs() / (expected * f64::EPSILON);
             eprintln!("h = {h}: passage {k} off by {ulps:.1} ulp");
             assert!(

@@ -421,16 +421,17 @@ fn status_queries_and_unsupported_functions() {
     assert!(inst.log_text().contains("unknown value reference 999"));
 }
 
-/// The parameters' Start column of the README's table for `model` (a declaration written apart
-/// from the binary's variable table): name and value, where the start is a single number.
+/// The parameters' Start column of `model`'s table in docs/variables.md (a declaration written
+/// apart from the binary's variable table): name and value, where the start is a single number.
 fn documented_starts(model: &str) -> Vec<(String, f64)> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
-    let section = readme
-        .split(&format!("### {model}\n"))
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/variables.md"))
+            .expect("docs/variables.md");
+    let section = page
+        .split(&format!("\n## {model}\n"))
         .nth(1)
         .expect("the model's section")
-        .split("\n### ")
+        .split("\n## ")
         .next()
         .unwrap();
     section
@@ -456,7 +457,7 @@ fn the_binary_starts_from_the_documented_values() {
     assert_eq!(
         names,
         ["ratio", "J_a", "J_b", "phi_b_start", "w_b_start"],
-        "the README documents every parameter"
+        "docs/variables.md documents every parameter"
     );
     for (name, value) in &documented {
         assert_eq!(inst.real(name), *value, "{name}");

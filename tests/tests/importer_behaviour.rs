@@ -1,6 +1,6 @@
 //! What importers do differently, replayed on every packaged FMU through the C ABI. Each case
-//! is one that a real importer does (see the README's importer notes); the FMU must give the
-//! same results whichever way it is driven.
+//! is one that a real importer does (see the importer notes in docs/importers.md); the FMU must
+//! give the same results whichever way it is driven.
 
 use fmu_harness::{Fmu, Instance, OK};
 use model_description::{Causality, ScalarVariable, VariableType};

@@ -260,7 +260,8 @@ fn breakaway_and_reversal_match_an_independent_solution() {
 }
 
 /// The same 4.5 s run at the FMU's default tolerance: within 1e-6 of the ranges, the accuracy
-/// the README promises there. Measured: w_a 3.8e-8, energy 1.8e-8 of their ranges.
+/// the validation promises there (docs/validation-overview.md). Measured: w_a 3.8e-8, energy
+/// 1.8e-8 of their ranges.
 #[test]
 fn breakaway_and_reversal_at_the_default_tolerance() {
     breakaway_and_reversal(None, [1e-6, 1e-6, 1e-6]);

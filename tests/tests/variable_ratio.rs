@@ -250,8 +250,9 @@ fn ratio_sweep_agrees_with_an_independent_solution_at_1_and_10_ms() {
 }
 
 /// The ratio sweep, with losses and the follower turning backward, at the FMU's default
-/// tolerance: every state within 1e-6 of its range, what the README promises there. Measured
-/// (default 1e-12): speeds 1.5e-10, compliance angle 1.4e-7, dissipated energy 6.7e-10.
+/// tolerance: every state within 1e-6 of its range, what the validation promises there
+/// (docs/validation-overview.md). Measured (default 1e-12): speeds 1.5e-10, compliance angle
+/// 1.4e-7, dissipated energy 6.7e-10.
 #[test]
 fn losses_and_reverse_direction_at_the_default_tolerance() {
     let cfg = Config {

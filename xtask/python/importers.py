@@ -2,7 +2,7 @@
 
 Every runner returns (time, {output: values}) with the outputs at the communication points it
 produced, so `validate.py` judges all importers with one comparison. The quirks each runner works
-around are the ones the README lists under "Importer notes".
+around are the ones docs/importers.md lists under "Importer notes".
 """
 import csv
 import json
@@ -177,11 +177,12 @@ def fmpy(fmu, sc, _work, start_values=None):
 # relative_tolerance (absolute tolerance: relative_tolerance times the states' nominal values, 1
 # here). A held input changes at every communication point of most scenarios, and CVode restarts
 # at order 1 with a tiny step at each: at the scenario's tolerance the deviations of those
-# scenarios reach 1e4 to 4e6 times the tolerance, and fall in proportion to it (measured, README
-# "Importer notes"). The Model Exchange run therefore asks for the scenario's tolerance times
-# ME_TOLERANCE_FACTOR (not below ME_SMALLEST_TOLERANCE), which keeps CVode's own error below
-# 3e-7 of each signal's range on every scenario, so that the 1e-6 comparison judges the FMU (its
-# derivatives, event indicators and event updates) and not the host's solver.
+# scenarios reach 1e4 to 4e6 times the tolerance, and fall in proportion to it (measured:
+# "Importer notes" in docs/importers.md). The Model Exchange run therefore asks for the
+# scenario's tolerance times ME_TOLERANCE_FACTOR (not below ME_SMALLEST_TOLERANCE), which keeps
+# CVode's own error below 3e-7 of each signal's range on every scenario, so that the 1e-6
+# comparison judges the FMU (its derivatives, event indicators and event updates) and not the
+# host's solver.
 ME_TOLERANCE_FACTOR = 1e-4
 ME_SMALLEST_TOLERANCE = 1e-15
 
@@ -334,7 +335,7 @@ def fmi_sim(fmu, sc, work, options=(), held=False):
 
 
 def fmi_sim_me(fmu, sc, work):
-    """`fmi-sim model-exchange`: not judged (see the README's importer notes). fmi-sim 0.7.0
+    """`fmi-sim model-exchange`: not judged (importer notes in docs/importers.md). fmi-sim 0.7.0
     integrates Model Exchange with forward Euler, one step per output interval (its `--step`,
     `--solver` and `--tolerance` do not change that), and detects state events by the sign of
     the indicators at the step ends without locating them. With the output interval the

@@ -4,7 +4,7 @@
 For each target/fmu/<Model>.fmu:
   1. `fmpy validate` (FMPy's schema and semantic checks) must report no problem;
   2. `fmutool -input <fmu> -check` (fmu-manipulation-toolbox) must pass;
-  3. every variable is in the README's variable table;
+  3. every variable is named in docs/variables.md (the variable tables the README links to);
   4. the model description declares both interfaces, Model Exchange and Co-Simulation, with one
      model identifier; both binaries are there: binaries/linux64 needs no glibc newer than
      2.17, binaries/win64 imports Windows system DLLs only (platforms.py);
@@ -198,8 +198,8 @@ def write_report(path, rows, platform_rows, fmu_dir, notes=(), rows3=(), platfor
         "independent solution for those inputs. `FMPy ME interpolated` is judged (FMPy with the",
         "inputs also set in its right-hand side); FMPy as shipped (at the scenario's own",
         "tolerance) sets them only in its root function and at output points, and fmi-sim reads",
-        "them at each step's start: both are reported, not judged. See the README's importer",
-        "notes for each importer's quirks.",
+        "them at each step's start: both are reported, not judged. See the importer notes in",
+        "[importers.md](importers.md#importer-notes) for each importer's quirks.",
         "",
         "| FMU | Scenarios | " + " | ".join(headers) + " |",
         "|---|---|" + "---|" * len(names),
@@ -361,16 +361,16 @@ def scenarios_of(ref_root, model):
     return [ref_dir] + subdirs
 
 
-def check_fmu(fmu_dir, ref_root, readme, name):
+def check_fmu(fmu_dir, ref_root, variables, name):
     """Everything the validation does to one FMU, in a worker process: returns what it printed,
     whether it failed, its report rows and the not-judged runs that did not finish."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        result = _check_fmu(fmu_dir, ref_root, readme, name)
+        result = _check_fmu(fmu_dir, ref_root, variables, name)
     return dict(result, printed=printed.getvalue())
 
 
-def _check_fmu(fmu_dir, ref_root, readme, name):
+def _check_fmu(fmu_dir, ref_root, variables, name):
     notes = []  # not-judged runs that did not finish, for the report
     row3 = platform_row3 = None
     fmu = os.path.join(fmu_dir, name)
@@ -415,9 +415,9 @@ def _check_fmu(fmu_dir, ref_root, readme, name):
     shutil.rmtree(work, ignore_errors=True)
     # Array elements such as lossTable[1,2] are documented once, as `lossTable[i,j]`.
     missing = sorted({v.name.split("[")[0] for v in md.modelVariables
-                      if f"`{v.name.split('[')[0]}" not in readme})
+                      if f"`{v.name.split('[')[0]}" not in variables})
     if missing:
-        problems.append(f"README's variable table lacks {', '.join(missing)}")
+        problems.append(f"docs/variables.md lacks {', '.join(missing)}")
     fmu3 = os.path.join(fmu_dir, "fmi3", name)
     if not os.path.isfile(fmu3):
         problems.append(f"no FMI 3.0 FMU {fmu3}")
@@ -451,11 +451,13 @@ def main(fmu_dir, ref_root):
     if not fmus:
         print(f"no FMUs in {fmu_dir}: run `cargo xtask package`")
         return 1
-    readme = open(os.path.join(os.path.dirname(ref_root), "README.md")).read()
+    # The variable tables (docs/variables.md): every variable must be named there.
+    variables = open(os.path.join(os.path.dirname(ref_root), "docs", "variables.md")).read()
     # One FMU a process: the importers, Wine and qemu run one thread each.
     workers = int(os.environ.get("VALIDATE_WORKERS", "2"))
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(check_fmu, *zip(*[(fmu_dir, ref_root, readme, n) for n in fmus])))
+        results = list(pool.map(check_fmu,
+                                *zip(*[(fmu_dir, ref_root, variables, n) for n in fmus])))
     for r in results:
         print(r["printed"], end="", flush=True)
     failed = sum(r["failed"] for r in results)

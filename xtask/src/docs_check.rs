@@ -1,4 +1,5 @@
-//! `cargo xtask docs-check`: every FMU's documentation/index.html in a real browser.
+//! `cargo xtask docs-check`: the links of the Markdown pages (`links.rs`), then every FMU's
+//! documentation/index.html in a real browser.
 //!
 //! Each FMU is extracted to `target/docs-check/<Model>/` and its page opened in headless
 //! Chromium (Debian's `chromium`, installed with apt if missing), which in one run writes a
@@ -238,6 +239,8 @@ fn self_test(work: &Path) -> Result<(), String> {
 
 pub fn docs_check() -> Result<(), String> {
     let started = Instant::now();
+    // The Markdown pages first: milliseconds, and no browser needed.
+    crate::links::links()?;
     chromium()?;
     let root = root();
     let work = root.join("target/docs-check");

@@ -4,6 +4,7 @@ mod bench;
 mod components;
 mod docs_check;
 mod fuzz;
+mod links;
 mod mutants;
 mod package;
 mod platforms;
@@ -27,7 +28,8 @@ commands:
              --only: that component alone (validate takes it too)
   new <Name> a new component that packages and validates as it stands: a placeholder model
              with one state in fmu/<name>/ (documentation, in-process test), its reference
-             scenario from generate.py, its README rows and its workspace entry
+             scenario from generate.py, its row in the README's table of FMUs, its section
+             in docs/variables.md and its workspace entry
   scaffold-check
              scaffolds a component into a copy of the workspace (target/scaffold/), packages
              it and validates it
@@ -35,9 +37,13 @@ commands:
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
              compare with the reference; Windows against Linux, states across platforms
-  docs-check every FMU's documentation/index.html in headless Chromium (installed with apt if
-             missing): no console message, the reference plot in the DOM and painted, the
-             screenshot not blank; first rejects deliberately broken pages
+  docs-check the links of the Markdown pages (as `links`), then every FMU's
+             documentation/index.html in headless Chromium (installed with apt if missing): no
+             console message, the reference plot in the DOM and painted, the screenshot not
+             blank; first rejects deliberately broken pages
+  links      every relative link and #anchor of the Markdown files git lists (README.md,
+             docs/, examples/, ...) points to an existing file and heading; http(s) links are
+             not fetched
   test       the whole suite: package, cargo test, docs-check, mutants --diff <base>, fuzz,
              memcheck, the checks' own tests, validate, example, scaffold-check, as jobs on two
              cores; prints the table of what each took and writes it to target/test-stages.md
@@ -120,6 +126,7 @@ fn main() -> ExitCode {
         Some("memcheck") => packaged(&args, suite::memcheck),
         Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
+        Some("links") => links::links(),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
     };

@@ -1,7 +1,8 @@
 //! `cargo xtask new <Name>`: a new component that packages and passes `cargo xtask validate` as
 //! it stands, for its author to fill in. A placeholder model with one state (an inertia on a
 //! viscous bearing driven by a torque, `J dw/dt = tau - d w`), its documentation, an in-process
-//! test, its reference scenario from the closed form, its README rows and its workspace entry.
+//! test, its reference scenario from the closed form, its row in the README's table of FMUs, its
+//! section in docs/variables.md and its workspace entry.
 //!
 //! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
 //! workspace (under `target/scaffold/`), packages it for every platform (linux64, win64,
@@ -108,13 +109,8 @@ pub fn new(root: &Path, name: &str) -> Result<(), String> {
         "            // cargo xtask new adds a component above this line.",
         &fill("            load::<{module}::{Name}>(),\n"),
     )?;
-    let readme = root.join("README.md");
-    insert_after_table(&readme, &fill(README_ROW))?;
-    insert_before(
-        &readme,
-        "## Example: a drivetrain of FMUs",
-        &fill(README_VARIABLES),
-    )?;
+    insert_after_table(&root.join("README.md"), &fill(README_ROW))?;
+    append_section(&root.join("docs/variables.md"), &fill(VARIABLES))?;
     // The reference from the closed form, by the generator just added.
     let python = venv()?;
     run(Command::new(python)
@@ -122,8 +118,18 @@ pub fn new(root: &Path, name: &str) -> Result<(), String> {
         .current_dir(root.join("reference-fmus")))?;
     eprintln!(
         "xtask: {name} scaffolded: fmu/{module}/ (model, documentation, test), \
-         reference-fmus/{name}/ (from generate.py's {module}()), README rows, workspace member"
+         reference-fmus/{name}/ (from generate.py's {module}()), README row, docs/variables.md, \
+         workspace member"
     );
+    Ok(())
+}
+
+/// Appends `section` to the Markdown page at `path`, after one blank line.
+fn append_section(path: &Path, section: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let updated = format!("{}\n\n{}\n", text.trim_end(), section.trim_end());
+    std::fs::write(path, updated).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("xtask: updated {}", path.display());
     Ok(())
 }
 
@@ -268,7 +274,8 @@ fn remove_untracked(
 
 const README_ROW: &str = "| `{Name}` | Placeholder written by `cargo xtask new`: an inertia on a viscous bearing driven by a torque | scaffolded |\n";
 
-const README_VARIABLES: &str = "### {Name}
+/// The component's section of docs/variables.md, appended at its end.
+const VARIABLES: &str = "## {Name}
 
 | Name | Causality | Unit | Start | Description |
 |---|---|---|---|---|
@@ -411,3 +418,40 @@ const GENERATOR: &str = r#"def {module}():
 
 
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask new`'s edits apply to this workspace's pages: its row ends the README's table
+    /// of FMUs, and its section, naming every variable of the placeholder in backticks (what the
+    /// validation asks), ends docs/variables.md under a heading of its own.
+    #[test]
+    fn the_scaffolds_rows_fit_this_workspaces_pages() {
+        let dir = std::env::temp_dir().join(format!("xtask-scaffold-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("docs")).unwrap();
+        let (readme, variables) = (dir.join("README.md"), dir.join("docs/variables.md"));
+        std::fs::copy(root().join("README.md"), &readme).unwrap();
+        std::fs::copy(root().join("docs/variables.md"), &variables).unwrap();
+        let fill = |template: &str| template.replace("{Name}", "Scaffolded");
+        insert_after_table(&readme, &fill(README_ROW)).unwrap();
+        append_section(&variables, &fill(VARIABLES)).unwrap();
+        let (readme, page) = (
+            std::fs::read_to_string(&readme).unwrap(),
+            std::fs::read_to_string(&variables).unwrap(),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let table = readme.split("\n| FMU |").nth(1).unwrap();
+        let table = table.split("\n\n").next().unwrap();
+        assert!(table.ends_with(fill(README_ROW).trim_end()), "{table}");
+        let before = std::fs::read_to_string(root().join("docs/variables.md")).unwrap();
+        assert!(page.starts_with(before.trim_end()));
+        let section = page.split("\n## Scaffolded\n").nth(1).expect("its section");
+        assert!(!section.contains("\n#"), "the section ends the page");
+        for name in ["J", "d", "w_start", "tau", "w", "a"] {
+            assert!(section.contains(&format!("`{name}`")), "{name}");
+        }
+        assert!(crate::links::anchors(&page).contains("scaffolded"));
+    }
+}
