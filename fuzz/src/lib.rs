@@ -67,6 +67,11 @@ fn load<M: Model>() -> (Fmu, Fmu3) {
         )
     };
     let md = ModelDescription::from_xml(&xml2).expect("the runtime's own description parses");
+    assert!(
+        fmu_runtime::testing::outputs_checked_by_fields::<M>(),
+        "{}: the derive's sum of outputs does not match the variable table",
+        M::NAME
+    );
     (
         Fmu::in_process(md.clone(), fmi2::table::<M>()),
         Fmu3::in_process(md, xml3, fmi3::table::<M>()),

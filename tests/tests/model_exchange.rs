@@ -92,10 +92,14 @@ impl Importer<'_> {
 
     /// The event iteration in Event Mode (recorded as an event if it changed anything); the
     /// states after it.
-    fn event(&mut self, t: f64, x: &[f64]) -> Vec<f64> {
+    fn event(&mut self, t: f64, x: &[f64], inputs: Option<&Scenario>) -> Vec<f64> {
         assert_eq!(self.inst.set_time(t), OK);
         assert_eq!(self.inst.set_continuous_states(x), OK);
         assert_eq!(self.inst.enter_event_mode(), OK);
+        // Discrete inputs change in Event Mode only.
+        if let Some(sc) = inputs {
+            sc.set_inputs(&self.inst, t);
+        }
         let mut reset = false;
         for updates in 0.. {
             let (s, info) = self.inst.new_discrete_states();
@@ -145,7 +149,7 @@ impl Importer<'_> {
                 }
                 let (ye, _) = self.dp5(t, &x, hi);
                 t += hi;
-                x = self.event(t, &ye);
+                x = self.event(t, &ye, None);
                 z = self.indicators(t, &x);
                 assert!(self.events.len() < 100_000, "chattering");
                 continue;
@@ -180,8 +184,7 @@ fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> (Vec<Vec<f64>>,
     for k in 0..n {
         let t = k as f64 * sc.step;
         // New inputs: an event at the communication point, as for a time event.
-        sc.set_inputs(&me.inst, t);
-        x = me.event(t, &x);
+        x = me.event(t, &x, Some(sc));
         x = me.integrate(t, t + sc.step, x, &mut h);
         let (s, enter, stop) = me.inst.completed_integrator_step();
         assert_eq!((s, enter, stop), (OK, 0, 0));

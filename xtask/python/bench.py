@@ -6,12 +6,16 @@ For every FMU, on its reference scenario (reference-fmus/<Model>/), through the 
     (`--toggle-collect`), which does not depend on the machine's load;
   - the largest deviation from the independent reference, relative to each signal's range
     (validate.compare), from a native run of the whole scenario;
-at the FMU's default tolerance and at 1e-4 ... 1e-12. Also the CrankSlider spin-up (its
+at the FMU's default tolerance and at 1e-4 ... 1e-12. Also the cost of a master's whole
+communication point, fmi2SetReal/fmi2SetInteger of every input then fmi2DoStep, with the
+reference inputs and with every Real input changed at every step (`set_cost`). Also the CrankSlider spin-up (its
 first 2 s, against reference-fmus/generate.py's independent solution). Prints Markdown tables and writes them to
 docs/performance.md.
 
-Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory)
+Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory; BENCH_ONLY=sets:
+the set-call table alone, printed, docs/performance.md left as it is)
 """
+import math
 import os
 import re
 import subprocess
@@ -33,12 +37,18 @@ TOLERANCES = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
 COUNTED_STEPS = 1000
 
 
-def run_plan(binary, fmu_dir, plan, out, valgrind_out=None):
+# The calls callgrind counts inside: the step alone, or a master's whole communication point.
+STEP = ("fmi2DoStep",)
+SET_AND_STEP = ("fmi2SetReal", "fmi2SetInteger", "fmi2DoStep")
+
+
+def run_plan(binary, fmu_dir, plan, out, valgrind_out=None, counted_calls=STEP):
     command = [os.path.join(os.environ["FMU_RUN_DIR"], "fmu_run"), "run", plan, binary,
                "file://" + fmu_dir, out]
     if valgrind_out:
-        command = ["valgrind", "--tool=callgrind", "--toggle-collect=fmi2DoStep",
-                   f"--callgrind-out-file={valgrind_out}"] + command
+        command = (["valgrind", "--tool=callgrind"]
+                   + [f"--toggle-collect={f}" for f in counted_calls]
+                   + [f"--callgrind-out-file={valgrind_out}"] + command)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"fmu_run failed ({done.returncode}): {done.stdout}{done.stderr}")
@@ -50,8 +60,9 @@ def instructions(path):
         return int(re.search(r"^summary: (\d+)", f.read(), re.M).group(1))
 
 
-def measure(fmu, sc, tol, work, counted=COUNTED_STEPS):
-    """(instructions per doStep over the first `counted` steps, largest relative deviation)."""
+def measure(fmu, sc, tol, work, counted=COUNTED_STEPS, counted_calls=STEP):
+    """(instructions per doStep over the first `counted` steps, largest relative deviation);
+    `counted_calls`: the functions whose instructions count."""
     md = read_model_description(fmu)
     fmu_dir = platforms.unpack(fmu, work)
     binary = os.path.join(fmu_dir, "binaries", "linux64", md.coSimulation.modelIdentifier + ".so")
@@ -66,7 +77,7 @@ def measure(fmu, sc, tol, work, counted=COUNTED_STEPS):
     platforms.write_plan(md, sc, plan)
     sc.stop = stop
     cg = os.path.join(work, "callgrind.out")
-    run_plan(binary, fmu_dir, plan, out, cg)
+    run_plan(binary, fmu_dir, plan, out, cg, counted_calls)
     # The harness steps the scenario, repeats its second half after a rollback, and repeats it
     # whole after fmi2Reset.
     calls = steps + (steps - steps // 2) + steps
@@ -98,7 +109,54 @@ def spin_up(fmu_dir):
     return lines
 
 
+def rippled(sc):
+    """The scenario with every Real input changed at every communication point: scaled by
+    1 - 5e-4 (1 - cos(2 pi t / 50 ms)), a smooth ripple towards zero that keeps each input
+    inside its range. Integer inputs (a gear) stay as the table has them."""
+    table = sc.input_at
+
+    def input_at(t):
+        f = 1.0 - 5e-4 * (1.0 - math.cos(2.0 * math.pi * t / 0.05))
+        return [u if isinstance(u, int) else u * f for u in table(t)]
+    sc.input_at = input_at
+    return sc
+
+
+def set_cost(fmu_dir, ref_root):
+    """Markdown lines: instructions per communication point, the set calls of every input and
+    fmi2DoStep, on each FMU's first reference scenario at its default tolerance, with the
+    reference inputs and with every input changed at every step (`rippled`)."""
+    lines = ["", "## The set calls and the step", "",
+             "What a master spends at each communication point: fmi2SetReal and "
+             "fmi2SetInteger of every input (the C harness sets them all at every step, as "
+             "masters do), then fmi2DoStep; instructions over the first "
+             f"{COUNTED_STEPS} steps of each FMU's first reference scenario at its default "
+             "tolerance. *Reference inputs*: the table's, which change at a few rows only; "
+             "*rippled*: every Real input scaled by 1 - 5e-4 (1 - cos(2 pi t / 50 ms)), so "
+             "that every set call changes a value.", "",
+             "| FMU | inputs | doStep alone | set + doStep, reference inputs | "
+             "set + doStep, rippled |", "|---|---|---|---|---|"]
+    for name in sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu")):
+        fmu, model = os.path.join(fmu_dir, name), name[:-4]
+        tol = float(read_model_description(fmu).defaultExperiment.tolerance)
+        directory = scenarios_of(ref_root, model)[0]
+        counts = []
+        for calls, make in [(STEP, Scenario), (SET_AND_STEP, Scenario),
+                            (SET_AND_STEP, lambda d, m: rippled(Scenario(d, m)))]:
+            with tempfile.TemporaryDirectory() as work:
+                counts.append(measure(fmu, make(directory, model), tol, work,
+                                      counted_calls=calls)[0])
+        n_inputs = len(Scenario(directory, model).input_names())
+        lines.append(f"| {model} | {n_inputs} | " + " | ".join(f"{c:,.0f}" for c in counts) + " |")
+        print(f"bench: {model} per step: doStep {counts[0]:,.0f}, set + doStep {counts[1]:,.0f}, "
+              f"rippled {counts[2]:,.0f}", file=sys.stderr, flush=True)
+    return lines
+
+
 def main(fmu_dir, ref_root):
+    if os.environ.get("BENCH_ONLY") == "sets":
+        print("\n".join(set_cost(fmu_dir, ref_root)))
+        return
     fmus = sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu"))
     defaults, tables = [], []
     for name in fmus:
@@ -137,6 +195,7 @@ def main(fmu_dir, ref_root):
         lines += ["", f"### {model} (default tolerance {default:g})", "",
                   "| tolerance | instructions per doStep | largest deviation |", "|---|---|---|"]
         lines += [f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |" for tol, per_step, worst in rows]
+    lines += set_cost(fmu_dir, ref_root)
     if "CrankSlider.fmu" in fmus:
         lines += spin_up(fmu_dir)
     print("\n".join(lines))

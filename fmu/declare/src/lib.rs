@@ -296,6 +296,8 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut get = Vec::new();
     let mut set = Vec::new();
     let mut start_states = Vec::new();
+    // `+ output * 0.0` for each Real output: the sum is 0 when all are finite, NaN otherwise.
+    let mut output_zeros = Vec::new();
     let mut lenses = Vec::new();
     // The offset of the next state in the vector, and the angle bits so far.
     let mut offset = quote!(0usize);
@@ -359,6 +361,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 get.push(quote!(#rt::Variables::get_states(&self.#ident, &mut x[#offset..#offset + #n]);));
                 set.push(quote!(#rt::Variables::set_states(&mut self.#ident, &x[#offset..#offset + #n]);));
                 start_states.push(quote!(#rt::Variables::start_states(&mut self.#ident);));
+                output_zeros.push(quote!(+ #rt::Variables::output_zeros(&self.#ident)));
                 angles = quote!(#angles | (<#ty as #rt::Variables>::ANGLES << (#offset)));
                 offset = quote!(#offset + #n);
             }
@@ -389,6 +392,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                             set: |m: &mut L::Outer, v| <L as #rt::Lens>::get_mut(m).#place = v,
                         })
                     };
+                    if matches!(d.kind.as_str(), "output" | "support_torque") && !is_integer(ty) {
+                        output_zeros.push(quote!(+ self.#place * 0.0));
+                    }
                     let kind = Ident::new(&d.kind, Span::call_site());
                     let mut var = if d.kind == "support_torque" {
                         quote!(::fmu_runtime::Var::<L::Outer>::support_torque(#access))
@@ -480,6 +486,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
 
             fn start_states(&mut self) {
                 #(#start_states)*
+            }
+
+            #[inline(always)]
+            fn output_zeros(&self) -> f64 {
+                0.0 #(#output_zeros)*
             }
         }
     })

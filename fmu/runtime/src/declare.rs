@@ -23,6 +23,12 @@ pub trait Variables: Default + 'static {
     fn set_states(&mut self, x: &[f64]);
     /// Sets each state that names a start parameter (`from = ...`) to its value.
     fn start_states(&mut self);
+    /// The sum of every declared Real output times zero: 0 when all are finite, NaN when one
+    /// is not. Read directly from the fields, so that the check after every step costs a few
+    /// instructions per output (the runtime confirms it against the variable table once).
+    fn output_zeros(&self) -> f64 {
+        f64::NAN
+    }
 
     /// The variable table of a model; the value reference of a variable is its position in it.
     fn variables() -> Vec<Var<Self>> {

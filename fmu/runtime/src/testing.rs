@@ -86,3 +86,12 @@ impl<M: Model> Run<M> {
         &self.instance.model
     }
 }
+
+/// Whether a step checks `M`'s outputs from its fields (the derive's sum, which matches the
+/// variable table) rather than through the getters: what every component should do.
+pub fn outputs_checked_by_fields<M: Model>() -> bool {
+    matches!(
+        crate::fmi2::setters::OutputCheck::<M>::new(&M::variables()),
+        crate::fmi2::setters::OutputCheck::Fields
+    )
+}

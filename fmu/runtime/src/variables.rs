@@ -270,9 +270,9 @@ impl<M> Var<M> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Instantiated or Initialization Mode.
-    Initialization,
+    Initialization = 0,
     /// Co-Simulation between steps, or Model Exchange's Event Mode.
-    Stepping,
+    Stepping = 1,
     /// Model Exchange's Continuous-Time Mode.
-    ContinuousTime,
+    ContinuousTime = 2,
 }

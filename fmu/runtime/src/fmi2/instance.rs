@@ -13,6 +13,7 @@
 //!   values it had before the failing call.
 
 use super::logger::{Category, Logger, Status, DISCARD, OK};
+use super::setters::{setters, OutputCheck, Setter};
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
@@ -203,8 +204,10 @@ pub struct Instance<M: Model> {
     /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): an FMU state taken
     /// there may be restored.
     pub(crate) co_simulation_event_mode: bool,
-    /// The Real outputs, by index in `vars`: each must be finite after a step.
-    pub(crate) real_outputs: Vec<usize>,
+    /// What set calls check, by value reference.
+    setters: Vec<Setter<M>>,
+    /// Every Real output must be finite after a step.
+    output_check: OutputCheck<M>,
     /// Why the outputs computed for the values set last are not finite (getters refuse them
     /// until a value changes).
     pub(crate) unrepresentable: Option<String>,
@@ -214,15 +217,9 @@ impl<M: Model> Instance<M> {
     pub fn new(logger: Logger, interface: Interface) -> Self {
         let vars = M::variables();
         let n = vars.len();
-        let real_outputs = vars
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| {
-                v.causality == Causality::Output && matches!(v.access, Access::Real { .. })
-            })
-            .map(|(i, _)| i)
-            .collect();
         Instance {
+            setters: setters(&vars),
+            output_check: OutputCheck::new(&vars),
             logger,
             state: FmiState::Instantiated,
             interface,
@@ -242,7 +239,6 @@ impl<M: Model> Instance<M> {
             outside: false,
             scratch: Vec::new(),
             co_simulation_event_mode: false,
-            real_outputs,
             unrepresentable: None,
         }
     }
@@ -405,15 +401,17 @@ impl<M: Model> Instance<M> {
     /// Finite inputs can still overflow what the model computes from them (1e160 rad/s squared
     /// in a kinetic energy): the first Real output that is not finite, and the inputs.
     pub(crate) fn outputs_not_finite(&self) -> Option<String> {
+        if self.output_check.all_finite(&self.model) {
+            return None;
+        }
         let output = self
-            .real_outputs
+            .vars
             .iter()
-            .find_map(|&i| match self.vars[i].access {
-                Access::Real { get, .. } if !get(&self.model).is_finite() => Some(format!(
-                    "{} = {}",
-                    self.vars[i].name,
-                    number(get(&self.model))
-                )),
+            .filter(|v| v.causality == Causality::Output)
+            .find_map(|v| match v.access {
+                Access::Real { get, .. } if !get(&self.model).is_finite() => {
+                    Some(format!("{} = {}", v.name, number(get(&self.model))))
+                }
                 _ => None,
             })?;
         let inputs: Vec<String> = self
@@ -478,18 +476,33 @@ impl<M: Model> Instance<M> {
         Ok(self.defined("the outputs are"))
     }
 
-    /// Checks that `value` may be written to `vr` now; the reason names the variable.
-    pub(crate) fn check_set(&self, vr: u32, value: f64, real: bool) -> Result<&Var<M>, String> {
+    /// The phase of the life cycle that decides which variables may be set now.
+    fn phase(&self) -> Phase {
+        match self.state {
+            FmiState::StepComplete | FmiState::EventMode => Phase::Stepping,
+            FmiState::ContinuousTimeMode => Phase::ContinuousTime,
+            _ => Phase::Initialization,
+        }
+    }
+
+    /// Checks that `value` may be written to `vr` now: the packed table answers, and only a
+    /// refusal reads the declaration for its reason.
+    #[inline(always)]
+    fn accept(&self, vr: u32, value: f64, real: bool, phase: Phase) -> Result<(), String> {
+        match self.setters.get(vr as usize) {
+            Some(s) if s.accepts(value, real, phase) => Ok(()),
+            _ => self.refusal(vr, value, real, phase),
+        }
+    }
+
+    /// Why `value` may not be written to `vr` now; the reason names the variable.
+    #[cold]
+    fn refusal(&self, vr: u32, value: f64, real: bool, phase: Phase) -> Result<(), String> {
         let v = self.var(vr)?;
         let t = self.time;
         if v.is_real() != real {
             return Err(format!("{} (vr {vr}) has another type", v.name));
         }
-        let phase = match self.state {
-            FmiState::StepComplete | FmiState::EventMode => Phase::Stepping,
-            FmiState::ContinuousTimeMode => Phase::ContinuousTime,
-            _ => Phase::Initialization,
-        };
         if !v.settable(phase) {
             return Err(format!("{} (t = {t})", v.not_settable(phase)));
         }
@@ -499,19 +512,18 @@ impl<M: Model> Instance<M> {
                 v.name
             ));
         }
-        if let Some(reason) = v.range_violation(value) {
-            return Err(format!("{} = {value} at t = {t} refused: {reason}", v.name));
-        }
-        Ok(v)
+        let reason = v.range_violation(value).unwrap_or_default();
+        Err(format!("{} = {value} at t = {t} refused: {reason}", v.name))
     }
 
     pub fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> CallResult {
         // All or nothing: check every value before writing any.
+        let phase = self.phase();
         for (vr, value) in vrs.iter().zip(values) {
-            self.check_set(*vr, *value, true)?;
+            self.accept(*vr, *value, true, phase)?;
         }
         for (vr, value) in vrs.iter().zip(values) {
-            if let Access::Real { set, .. } = self.vars[*vr as usize].access {
+            if let Access::Real { set, .. } = self.setters[*vr as usize].access {
                 set(&mut self.model, *value);
             }
         }
@@ -520,11 +532,12 @@ impl<M: Model> Instance<M> {
     }
 
     pub fn set_integer(&mut self, vrs: &[u32], values: &[i32]) -> CallResult {
+        let phase = self.phase();
         for (vr, value) in vrs.iter().zip(values) {
-            self.check_set(*vr, f64::from(*value), false)?;
+            self.accept(*vr, f64::from(*value), false, phase)?;
         }
         for (vr, value) in vrs.iter().zip(values) {
-            if let Access::Integer { set, .. } = self.vars[*vr as usize].access {
+            if let Access::Integer { set, .. } = self.setters[*vr as usize].access {
                 set(&mut self.model, *value);
             }
         }

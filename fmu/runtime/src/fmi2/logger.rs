@@ -95,15 +95,23 @@ impl Logger {
         Ok(())
     }
 
+    #[inline(always)]
     pub fn enabled(&self, category: Category) -> bool {
         // Errors are always reported: an importer must learn why a call failed.
         category == Category::Error || (self.on && self.enabled[category as usize])
     }
 
+    /// Sends `message` to the importer if its category is on. Inlined: most calls log
+    /// nothing (logCalls is off), and then cost a test.
+    #[inline(always)]
     pub fn log(&self, status: Status, category: Category, message: &str) {
-        if !self.enabled(category) {
-            return;
+        if self.enabled(category) {
+            self.send(status, category, message);
         }
+    }
+
+    #[inline(never)]
+    fn send(&self, status: Status, category: Category, message: &str) {
         let Some(callback) = self.callback else {
             return;
         };

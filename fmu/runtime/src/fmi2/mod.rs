@@ -12,4 +12,5 @@ pub mod instance;
 pub mod logger;
 pub mod model_exchange;
 pub mod restore;
+pub(crate) mod setters;
 pub mod snapshot;
