@@ -5,8 +5,15 @@
 use fmu_runtime::math::{cos, sin};
 use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables};
 
-/// Hysteresis of the dead-centre indicator sin(phi).
+/// Hysteresis of the dead-centre indicator sin(phi) near phi = 0: sin(phi) is rounded to
+/// about one ulp of phi, which grows with the turns (1.1e-13 at 628 rad), so the hysteresis is
+/// this plus four ulp of phi ([`dead_centre_hysteresis`]).
 const DEAD_CENTRE_HYSTERESIS: f64 = 1e-15;
+
+/// The hysteresis of sin(phi) at `phi`: larger than its rounding at any angle.
+fn dead_centre_hysteresis(phi: f64) -> f64 {
+    DEAD_CENTRE_HYSTERESIS + 4.0 * f64::EPSILON * phi.abs()
+}
 
 /// Piston position from the crank axis, and its first two derivatives with respect to phi.
 pub mod geometry {
@@ -206,10 +213,10 @@ impl Model for CrankSlider {
     /// Hysteresis 1e-15, which moves a passage by 1e-15/|w| s: dead centres stay timed to a
     /// few hundred ulp.
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
-        let s = sin(self.phi);
+        let (s, h) = (sin(self.phi), dead_centre_hysteresis(self.phi));
         match self.side {
-            0 => z.set(0, s.abs(), Side::Negative, DEAD_CENTRE_HYSTERESIS),
-            side => z.set(0, s, Side::of(side > 0), DEAD_CENTRE_HYSTERESIS),
+            0 => z.set(0, s.abs(), Side::Negative, h),
+            side => z.set(0, s, Side::of(side > 0), h),
         }
     }
 

@@ -55,8 +55,8 @@ pub const HYSTERESIS: f64 = 1e-12;
 
 /// The event indicators a model writes. Each is a switching function `g` of the states, inputs
 /// and time (the model's modes change where it changes sign), the side of it that the current
-/// modes belong to, and a hysteresis `h > 0` in `g`'s unit. The integrator and a Model Exchange
-/// importer see `g + h` on the positive side and `g - h` on the negative one:
+/// modes belong to, and a hysteresis `h > 0` in `g`'s unit, at least `g`'s own rounding. The
+/// integrator sees `g + h` on the positive side and `g - h` on the negative one:
 /// - after every event iteration each indicator is strictly nonzero, on the side of its mode.
 ///   Root finders (CVode, IDA, DASSL, SciPy's `solve_ivp`, ours) report a root only where an
 ///   indicator changes sign between nonzero values: one left at exactly zero is ignored until
@@ -65,28 +65,59 @@ pub const HYSTERESIS: f64 = 1e-12;
 ///   on the far side and switches: the hysteresis moves event times by `h / |dg/dt|`;
 /// - a switching function that touches zero at rounding level (a chain run that grazes
 ///   taut) causes no event.
+///
+/// A Model Exchange importer's root finder may report a root anywhere within its time
+/// tolerance of the crossing, on the near side too (SciPy's `brentq` on a dense output does;
+/// CVode reports the far side). There `g` must already be past zero, or the event update
+/// changes nothing and the root is found again at the same time. So the runtime widens every
+/// indicator it hands to an importer by the band `|dg/dt| tau`, with `dg/dt` along the
+/// model's motion and `tau` = [`ROOT_TIME_TOLERANCE`] `max(|t|, 1)`, far more than a root
+/// finder's few ulp of time: at any speed, a root reported within that tolerance lies where `g`
+/// has crossed. The band moves Model Exchange event times by `tau` at most; the FMU's own
+/// integrator reports roots on the far side and sees `g ± h` alone.
 pub struct Indicators<'a> {
     z: &'a mut [f64],
+    /// The side of each indicator's modes (+1, -1; 0: unused), where the runtime asks for it.
+    sides: Option<&'a mut [f64]>,
 }
+
+/// The time tolerance, relative to `max(|t|, 1)`, of the root finders the band of
+/// [`Indicators`] serves: 450 ulp of time.
+pub const ROOT_TIME_TOLERANCE: f64 = 1e-13;
 
 impl<'a> Indicators<'a> {
     pub fn new(z: &'a mut [f64]) -> Self {
-        Indicators { z }
+        Indicators { z, sides: None }
+    }
+
+    /// Also records the side of each indicator in `sides`.
+    pub(crate) fn with_sides(z: &'a mut [f64], sides: &'a mut [f64]) -> Self {
+        Indicators {
+            z,
+            sides: Some(sides),
+        }
     }
 
     /// Indicator `i`: switching function `g`, the side of it the current modes belong to, and
     /// the hysteresis `h` (> 0, in `g`'s unit).
     #[inline(always)]
     pub fn set(&mut self, i: usize, g: f64, side: Side, h: f64) {
-        self.z[i] = match side {
-            Side::Positive => g + h,
-            Side::Negative => g - h,
+        let (z, sign) = match side {
+            Side::Positive => (g + h, 1.0),
+            Side::Negative => (g - h, -1.0),
         };
+        self.z[i] = z;
+        if let Some(sides) = self.sides.as_mut() {
+            sides[i] = sign;
+        }
     }
 
     /// Indicator `i` watches nothing in the current modes.
     pub fn unused(&mut self, i: usize) {
         self.z[i] = 1.0;
+        if let Some(sides) = self.sides.as_mut() {
+            sides[i] = 0.0;
+        }
     }
 }
 

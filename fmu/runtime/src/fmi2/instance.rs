@@ -171,6 +171,34 @@ pub mod allowed {
     ];
 }
 
+/// How a Real input moves in Model Exchange, as seen from the values the importer sets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct InputMotion {
+    time: f64,
+    value: f64,
+    /// Between the last two times it was set at (0 until then).
+    pub(crate) rate: f64,
+}
+
+impl Default for InputMotion {
+    fn default() -> Self {
+        InputMotion {
+            time: f64::NAN,
+            value: 0.0,
+            rate: 0.0,
+        }
+    }
+}
+
+impl InputMotion {
+    fn observe(&mut self, t: f64, value: f64) {
+        if t != self.time && self.time.is_finite() {
+            self.rate = (value - self.value) / (t - self.time);
+        }
+        (self.time, self.value) = (t, value);
+    }
+}
+
 /// Result of an instance method: the status to return, the reason already formatted.
 pub type CallResult = Result<Status, String>;
 
@@ -201,6 +229,9 @@ pub struct Instance<M: Model> {
     pub(crate) outside: bool,
     /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
     pub(crate) scratch: Vec<f64>,
+    /// Model Exchange: each Real input's last time and value set in Continuous-Time Mode, and
+    /// its rate between the last two times (an importer gives no input derivatives there).
+    pub(crate) input_motion: Vec<InputMotion>,
     /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): an FMU state taken
     /// there may be restored.
     pub(crate) co_simulation_event_mode: bool,
@@ -238,6 +269,7 @@ impl<M: Model> Instance<M> {
             event_updates: 0,
             outside: false,
             scratch: Vec::new(),
+            input_motion: vec![InputMotion::default(); n],
             co_simulation_event_mode: false,
             unrepresentable: None,
         }
@@ -257,6 +289,7 @@ impl<M: Model> Instance<M> {
         self.event_updates = 0;
         self.outside = false;
         self.unrepresentable = None;
+        self.input_motion.fill(InputMotion::default());
     }
 
     pub fn log_event(&self, message: &str) {
@@ -525,6 +558,12 @@ impl<M: Model> Instance<M> {
         for (vr, value) in vrs.iter().zip(values) {
             if let Access::Real { set, .. } = self.setters[*vr as usize].access {
                 set(&mut self.model, *value);
+            }
+        }
+        if phase == Phase::ContinuousTime {
+            let t = self.time;
+            for (vr, value) in vrs.iter().zip(values) {
+                self.input_motion[*vr as usize].observe(t, *value);
             }
         }
         self.dirty = true;

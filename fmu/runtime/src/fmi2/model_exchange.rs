@@ -4,8 +4,9 @@
 
 use super::instance::{CallResult, EventInfo, FmiState, Instance};
 use super::logger::{Category, OK, WARNING};
-use crate::model::{Indicators, Model};
+use crate::model::{Indicators, Model, ROOT_TIME_TOLERANCE};
 use crate::ode as integrator;
+use crate::variables::Access;
 
 impl<M: Model> Instance<M> {
     fn check_count(&self, n: usize, expected: usize, what: &str) -> Result<(), String> {
@@ -71,16 +72,53 @@ impl<M: Model> Instance<M> {
         Ok(self.defined("the derivatives are"))
     }
 
+    /// The event indicators, each widened by its band (see [`Indicators`]).
     pub fn get_event_indicators(&mut self, z: &mut [f64]) -> CallResult {
         self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
         self.initial_values()?;
+        let t = self.time;
+        let mut sides = vec![0.0; M::EVENT_INDICATORS];
         self.model
-            .event_indicators(self.time, &mut Indicators::new(z));
+            .event_indicators(t, &mut Indicators::with_sides(z, &mut sides));
         if z.iter().any(|v| !v.is_finite()) {
             self.outside = true;
             return Ok(self.defined("the event indicators are"));
         }
+        if let Some(rates) = self.indicator_rates(t, z) {
+            let tau = ROOT_TIME_TOLERANCE * t.abs().max(1.0);
+            for ((z, side), rate) in z.iter_mut().zip(&sides).zip(rates) {
+                *z += side * rate.abs() * tau;
+            }
+        }
         Ok(OK)
+    }
+
+    /// How fast each indicator `z` (at `t`) moves along the model's motion: a forward
+    /// difference over a step of 1e-8 max(|t|, 1) along the derivatives and the inputs' rates
+    /// as the importer sets them, with the modes held. None where that step leaves the
+    /// model's domain.
+    fn indicator_rates(&self, t: f64, z: &[f64]) -> Option<Vec<f64>> {
+        let delta = 1e-8 * t.abs().max(1.0);
+        let (mut x, mut dx) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
+        self.model.get_states(&mut x);
+        self.model.derivatives(t, &mut dx);
+        x.iter_mut().zip(&dx).for_each(|(x, dx)| *x += delta * dx);
+        let mut ahead = self.model.clone();
+        ahead.set_states(&x);
+        for (v, motion) in self.vars.iter().zip(&self.input_motion) {
+            if let (Access::Real { get, set }, true) = (&v.access, motion.rate != 0.0) {
+                let u = get(&ahead);
+                set(&mut ahead, u + delta * motion.rate);
+            }
+        }
+        let mut z_ahead = vec![0.0; z.len()];
+        ahead.event_indicators(t + delta, &mut Indicators::new(&mut z_ahead));
+        let rates: Vec<f64> = z_ahead
+            .iter()
+            .zip(z)
+            .map(|(a, z)| (a - z) / delta)
+            .collect();
+        rates.iter().all(|r| r.is_finite()).then_some(rates)
     }
 
     /// Logs a warning for an indicator left at exactly zero by a converged event iteration: a

@@ -11,7 +11,7 @@ use crate::describe;
 use crate::fmi2::ffi::{out, panic_text, slice, slice_mut};
 use crate::fmi2::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::fmi2::logger::{Category, Logger, Status, ERROR, FATAL, OK};
-use crate::model::{Indicators, Model};
+use crate::model::Model;
 use fmi_abi::fmi3::{
     Binary, ClockUpdate, DependencyKind, Environment, IntermediateUpdate, IntervalQualifier,
     LogMessage, Preemption, Str, ValueReference, DEPENDENT,
@@ -422,10 +422,7 @@ pub unsafe fn get_float64<M: Model>(
                     if z.is_none() {
                         inst.core.refresh()?;
                         let mut all = vec![0.0; M::EVENT_INDICATORS];
-                        let t = inst.core.time;
-                        inst.core
-                            .model
-                            .event_indicators(t, &mut Indicators::new(&mut all));
+                        status = status.max(inst.core.get_event_indicators(&mut all)?);
                         z = Some(all);
                     }
                     *value = z.as_ref().map_or(0.0, |z| z[i]);
