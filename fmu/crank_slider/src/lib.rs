@@ -274,3 +274,20 @@ impl Model for CrankSlider {
 }
 
 export_fmu!(CrankSlider);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hysteresis exceeds the rounding of sin(phi), about one ulp of phi, at every angle,
+    /// and is 1e-15 at phi = 0.
+    #[test]
+    fn the_hysteresis_exceeds_the_rounding_of_the_indicator() {
+        assert_eq!(dead_centre_hysteresis(0.0), DEAD_CENTRE_HYSTERESIS);
+        for phi in [1.0f64, -7.0, 628.3, 1e4, -1e6] {
+            let ulp = f64::from_bits(phi.abs().to_bits() + 1) - phi.abs();
+            let h = dead_centre_hysteresis(phi);
+            assert!(h > 2.0 * ulp && h < 1e-9, "phi = {phi}: h = {h}, ulp {ulp}");
+        }
+    }
+}

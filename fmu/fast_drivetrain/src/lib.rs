@@ -580,7 +580,7 @@ impl Model for FastDrivetrain {
     }
 
     fn describe_event(&self, t: f64) -> Option<String> {
-        (self.shift_count > 0 && self.shift_time == t).then(|| {
+        (self.shift_time == t).then(|| {
             format!(
                 "shift from gear {} to {}: spin momentum p = {}, engine speed {} rad/s, {} J dissipated, angular impulse {} N.m.s on the casing",
                 self.shift_from,

@@ -30,3 +30,33 @@ fn constant_torques_give_the_closed_form_motion() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A refused set says why, naming the variable: a NaN is not a number, an output is not
+/// settable, a value out of range is out of it; and a refused set changes nothing.
+#[test]
+fn a_refused_set_names_the_variable_and_the_reason() -> Result<(), String> {
+    let mut run = Run::<Gear>::co_simulation(&[])?;
+    run.set("tau_a", 0.5)?;
+    for (name, value, reason) in [
+        (
+            "tau_a",
+            f64::NAN,
+            "tau_a = NaN at t = 0 refused: not a finite number",
+        ),
+        (
+            "w_a",
+            1.0,
+            "w_a is a continuous output variable and cannot be set",
+        ),
+        (
+            "ratio",
+            2.0,
+            "ratio is a fixed parameter and cannot be set once initialization has ended",
+        ),
+    ] {
+        let e = run.set(name, value).expect_err(name);
+        assert!(e.contains(reason), "{name} = {value}: {e}");
+    }
+    assert_eq!(run.get("tau_a")?, 0.5);
+    Ok(())
+}

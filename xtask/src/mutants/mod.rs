@@ -26,6 +26,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const CARGO_MUTANTS_VERSION: &str = "27.1.0";
+
 /// What each stage's result depends on (`stamp_of`).
 const STAGE1: &[&str] = &["fmu", "Cargo.lock"];
 const STAGE2: &[&str] = &["fmu", "tests", "Cargo.lock"];
@@ -168,11 +169,24 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
                 .push((m, outcome));
         }
     }
-    match deadline {
+    let stage2 = match deadline {
         Some(d) => crate::stages::within(d, || {
             stage2::stage2(&tree, &dependents, &mut results, o.keep, deadline)
-        })?,
-        None => stage2::stage2(&tree, &dependents, &mut results, o.keep, deadline)?,
+        }),
+        None => stage2::stage2(&tree, &dependents, &mut results, o.keep, deadline),
+    };
+    match stage2 {
+        // Stopped at the deadline between packages (a `cargo metadata`, say): what stage 2
+        // had not judged yet is untested.
+        Err(e) if e.contains(crate::stages::STOPPED) => {
+            sync_tree(&root)?;
+            for (_, outcome) in results.values_mut().flatten() {
+                if *outcome == Outcome::Missed {
+                    *outcome = Outcome::NotPackaged;
+                }
+            }
+        }
+        other => other?,
     }
     let report = report::report(&results, &population, &o);
     std::fs::write(root.join("target/mutants/report.md"), &report).map_err(|e| e.to_string())?;

@@ -298,4 +298,73 @@ mod tests {
             );
         }
     }
+
+    /// A state `x` moving at `v` and an input `u`: one indicator `x + u`, no hysteresis.
+    #[derive(Default, Clone)]
+    struct Drift {
+        x: f64,
+        v: f64,
+        u: f64,
+    }
+    impl crate::declare::Variables for Drift {
+        const STATES: usize = 1;
+        const ANGLES: u64 = 0;
+        fn declare<L: crate::declare::Lens<Inner = Self>>(vars: &mut Vec<crate::Var<L::Outer>>) {
+            vars.push(crate::Var::input("u", crate::real!(u)));
+        }
+        fn get_states(&self, x: &mut [f64]) {
+            x[0] = self.x;
+        }
+        fn set_states(&mut self, x: &[f64]) {
+            self.x = x[0];
+        }
+        fn start_states(&mut self) {}
+    }
+    impl Model for Drift {
+        const NAME: &'static str = "Drift";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+        const EVENT_INDICATORS: usize = 1;
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
+            Ok(())
+        }
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = self.v;
+        }
+        fn event_indicators(&self, _t: f64, z: &mut Indicators) {
+            z.set(0, self.x + self.u, Side::Negative, 0.0);
+        }
+        fn update_outputs(&mut self, _t: f64) {}
+    }
+
+    /// The indicator an importer reads is widened, toward its mode's side, by its rate along
+    /// the states' motion and the input's as the importer moved it (Continuous-Time Mode only)
+    /// times the root time tolerance.
+    #[test]
+    fn the_band_follows_the_states_and_the_inputs_as_set() {
+        let mut me = model_exchange::<Drift>();
+        me.state = FmiState::ContinuousTimeMode;
+        me.model.v = 2.0;
+        let (mut z, tau) = ([0.0], ROOT_TIME_TOLERANCE * 4.0);
+        for (t, u) in [(1.0, 0.0), (4.0, 6.0)] {
+            me.set_time(t).unwrap();
+            me.set_real(&[0], &[u]).unwrap();
+        }
+        me.get_event_indicators(&mut z).unwrap();
+        // g = 6, rate 2 + 6 / 3 = 4: on the negative side, g - 4 tau (to the rounding of g).
+        let band = 6.0 - z[0];
+        assert!((band - 4.0 * tau).abs() < 1e-2 * band, "{band}");
+        // Between Co-Simulation steps an input set is not observed.
+        me.state = FmiState::EventMode;
+        me.set_time(5.0).unwrap();
+        me.set_real(&[0], &[100.0]).unwrap();
+        me.state = FmiState::ContinuousTimeMode;
+        me.get_event_indicators(&mut z).unwrap();
+        let band = 100.0 - z[0];
+        assert!(
+            (band - 4.0 * ROOT_TIME_TOLERANCE * 5.0).abs() < 5e-2 * band,
+            "{band}"
+        );
+    }
 }
