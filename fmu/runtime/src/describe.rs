@@ -1,6 +1,6 @@
 //! modelDescription.xml, the GUID and documentation/index.html, all from the variable table.
 
-use crate::fmi2::logger::CATEGORIES;
+use crate::logger::CATEGORIES;
 use crate::model::Model;
 use crate::variables::{Access, Causality, Initial, Var, Variability};
 use model_description as md;
@@ -331,7 +331,7 @@ at that step's end or at the requested time. Model Exchange as in FMI 2.0.</p>
         name = M::NAME,
         n_vars = vars.len(),
         indicators = indicators_text::<M>(),
-        solver = crate::ode::methods::describe::<M>(),
+        solver = crate::ode::pairs::describe::<M>(),
         description = html_escape(M::DESCRIPTION),
         body = M::DOCUMENTATION,
         tol = e.tolerance,

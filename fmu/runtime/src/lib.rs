@@ -18,11 +18,13 @@ pub use declare::Variables;
 pub use fmi_abi;
 /// `#[derive(Variables)]`: see the `fmu-declare` crate.
 pub use fmu_declare::Variables;
-pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS};
+pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS, ROOT_TIME_TOLERANCE};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 mod describe;
 mod fmi2;
 mod fmi3;
+mod instance;
+mod logger;
 #[cfg(test)]
 mod test_models;
 pub mod testing;

@@ -166,7 +166,7 @@ pub trait Model: Variables + Clone + Send + 'static {
     const DEFAULT_EXPERIMENT: Experiment;
     /// Number of event indicators; the runtime locates their zero crossings inside a step.
     const EVENT_INDICATORS: usize = 0;
-    /// The relative tolerance from which down (to [`crate::ode::methods::HIGH_ORDER_FROM`], where
+    /// The relative tolerance from which down (to `HIGH_ORDER_FROM` = 1e-9, where
     /// DOP853 takes over) the runtime integrates with Verner's 6(5) pair instead of Tsitouras'
     /// 5(4): eight evaluations a step against six, repaid where the steps are limited by
     /// accuracy rather than by the communication step (a crank turning half a radian per

@@ -8,8 +8,8 @@
 //! let w = run.get("w_b")?;
 //! ```
 
-use crate::fmi2::instance::{Instance, Interface};
-use crate::fmi2::logger::Logger;
+use crate::instance::{Instance, Interface};
+use crate::logger::Logger;
 use crate::model::Model;
 use crate::variables::Access;
 
@@ -91,7 +91,7 @@ impl<M: Model> Run<M> {
 /// variable table) rather than through the getters: what every component should do.
 pub fn outputs_checked_by_fields<M: Model>() -> bool {
     matches!(
-        crate::fmi2::setters::OutputCheck::<M>::new(&M::variables()),
-        crate::fmi2::setters::OutputCheck::Fields
+        crate::instance::setters::OutputCheck::<M>::new(&M::variables()),
+        crate::instance::setters::OutputCheck::Fields
     )
 }

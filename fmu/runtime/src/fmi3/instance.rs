@@ -17,7 +17,7 @@
 //!   communication point), with `earlyReturn = true`. No variable may be read or set inside
 //!   the callback (none is declared `intermediateUpdate`); a call made from it is refused.
 
-use crate::fmi2::instance::{CallResult, Instance};
+use crate::instance::{CallResult, Instance};
 use crate::model::Model;
 use crate::ode::{Ended, Stops};
 use fmi_abi::fmi3::{Environment, IntermediateUpdate};
@@ -107,7 +107,7 @@ impl<M: Model> Instance3<M> {
         let status = self.core.exit_initialization_mode()?;
         if self.event_mode_used {
             // FMI 3.0: a Co-Simulation instance with Event Mode starts in it.
-            self.core.state = crate::fmi2::instance::FmiState::EventMode;
+            self.core.state = crate::instance::FmiState::EventMode;
         }
         Ok(status)
     }

@@ -1,5 +1,5 @@
 //! The FMI 3.0 layer, beside the FMI 2.0 one and on the same instance core
-//! ([`crate::fmi2::instance::Instance`]: life cycle, get and set, FMU state and its checked
+//! ([`crate::instance::Instance`]: life cycle, get and set, FMU state and its checked
 //! restore, the Model Exchange event update, the Co-Simulation step) and the same integrator.
 //! What FMI 3.0 adds is here: its C ABI ([`ffi`], exported by [`crate::export_fmu!`] beside
 //! the FMI 2.0 symbols), Co-Simulation's Event Mode and early return with the intermediate

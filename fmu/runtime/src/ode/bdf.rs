@@ -2,7 +2,7 @@
 //! the segment loop, for the segments of a model that reports itself stiff.
 
 use super::erk::Stepped;
-use super::integrator::{
+use super::segment::{
     not_finite, time_epsilon, too_many_steps, ChangesMode, Context, Method, Pause, SegmentEnd,
     StepError, ATOL_PER_RTOL, MAX_INTERNAL_STEPS,
 };
@@ -145,7 +145,7 @@ where
             t: t0,
             equations: PhantomData,
         };
-        super::integrator::run(&mut method, t0, t1, x, h, false, pause)
+        super::segment::run(&mut method, t0, t1, x, h, false, pause)
     }
 }
 

@@ -3,7 +3,7 @@
 //! of the step that holds it, so that the states at the event are a step end.
 
 use super::erk::{Erk, Stepped};
-use super::integrator::{
+use super::segment::{
     changes_mode, not_finite, time_epsilon, too_many_steps, Context, Method, StepError,
     MAX_INTERNAL_STEPS,
 };

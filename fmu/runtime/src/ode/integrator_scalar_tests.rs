@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::Experiment;
+use crate::model::{Indicators, Invalid};
 
 /// A one-state test model: x' = f(t, x) with one indicator z(t, x), reporting `stiff`;
 /// `calls` counts right-hand-side evaluations, shared by the copies the integrator works on.

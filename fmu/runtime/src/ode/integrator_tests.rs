@@ -1,6 +1,8 @@
 //! The integrator against closed-form solutions, on small test models.
 use super::*;
 use crate::model::Experiment;
+use crate::model::{Indicators, Invalid};
+use crate::ode::segment::StepError;
 use crate::ode::{dop853::DOP853, tsit5::TSIT5, vern6::VERN6};
 use crate::test_models::{Ball, E, G};
 

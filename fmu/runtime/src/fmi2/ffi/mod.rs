@@ -1,16 +1,17 @@
 //! The C ABI: every fmi2* function of the Co-Simulation and Model Exchange interfaces, generic
 //! over the model.
 //! [`export_fmu!`](crate::export_fmu) instantiates them with `#[no_mangle]` names in a
-//! component crate. What only one interface has is in [`co_simulation`] and
-//! [`model_exchange`]; FMU states in [`fmu_state`].
+//! component crate. What only one interface has is in `co_simulation` and
+//! `model_exchange`; FMU states in `fmu_state`.
 //!
 //! Every entry point checks its pointers, checks the call against the state machine, and runs
 //! the call inside `catch_unwind`: a panic becomes fmi2Fatal for that instance, never an unwind
 //! into the importer. The instance is the only state; there is nothing global.
 
-use super::instance::{allowed, CallResult, FmiState, Instance, Interface};
-use super::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, FATAL, OK};
 use crate::describe;
+use crate::instance::call::{guarded, Version};
+use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
+use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, OK};
 use crate::model::Model;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -54,14 +55,6 @@ pub(crate) unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, St
     ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
 }
 
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 /// Runs `f` on the instance behind `c` if `function` is allowed in its state.
 #[inline(always)]
 unsafe fn call<M: Model>(
@@ -70,28 +63,9 @@ unsafe fn call<M: Model>(
     states: &[FmiState],
     f: impl FnOnce(&mut Instance<M>) -> CallResult,
 ) -> Status {
-    let Some(instance) = (c as *mut Instance<M>).as_mut() else {
-        return ERROR;
-    };
-    instance.logger.log(OK, Category::Calls, function);
-    if let Err(msg) = instance.check_state(function, states) {
-        instance.logger.log(ERROR, Category::Error, &msg);
-        return ERROR;
-    }
-    match catch_unwind(AssertUnwindSafe(|| f(&mut *instance))) {
-        Ok(Ok(status)) => status,
-        Ok(Err(msg)) => {
-            instance
-                .logger
-                .log(ERROR, Category::Error, &format!("{function}: {msg}"));
-            ERROR
-        }
-        Err(payload) => {
-            instance.state = FmiState::Fatal;
-            let msg = format!("{function}: internal error: {}", panic_text(&*payload));
-            instance.logger.log(FATAL, Category::Error, &msg);
-            FATAL
-        }
+    match (c as *mut Instance<M>).as_mut() {
+        Some(instance) => guarded(instance, function, states, Version::Fmi2, f),
+        None => ERROR,
     }
 }
 
@@ -350,7 +324,7 @@ fn to_c(text: impl FnOnce() -> String) -> *mut c_char {
 }
 
 /// # Safety
-/// `s` is NULL or came from [`describe`].
+/// `s` is NULL or came from `describe`.
 pub unsafe fn free_string(s: *mut c_char) {
     if !s.is_null() {
         drop(CString::from_raw(s));
@@ -426,6 +400,7 @@ pub unsafe fn get_directional_derivative<M: Model>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logger::FATAL;
     use crate::test_models::Ball;
 
     #[test]

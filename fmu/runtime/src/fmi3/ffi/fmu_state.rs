@@ -1,5 +1,5 @@
 //! The C ABI of FMU states: get, set, free, serialize and deserialize, in the format and with
-//! the checks of the FMI 2.0 ABI ([`crate::fmi2::snapshot`], [`crate::fmi2::restore`]). A
+//! the checks of the FMI 2.0 ABI ([`crate::instance::snapshot`], [`crate::instance::restore`]). A
 //! state names the FMI version it was taken in: FMI 2.0 and FMI 3.0 states are not
 //! interchangeable (their state machines differ), and one of the other is refused by name.
 

@@ -8,9 +8,10 @@
 use super::extra::{extra, Extra};
 use super::instance::Instance3;
 use crate::describe;
-use crate::fmi2::ffi::{out, panic_text, slice, slice_mut};
-use crate::fmi2::instance::{allowed, CallResult, FmiState, Instance, Interface};
-use crate::fmi2::logger::{Category, Logger, Status, ERROR, FATAL, OK};
+use crate::fmi2::ffi::{out, slice, slice_mut};
+use crate::instance::call::{guarded, HoldsCore, Version};
+use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
+use crate::logger::{Category, Logger, Status, ERROR, OK};
 use crate::model::Model;
 use fmi_abi::fmi3::{
     Binary, ClockUpdate, DependencyKind, Environment, IntermediateUpdate, IntervalQualifier,
@@ -21,50 +22,28 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod co_simulation;
+mod dependencies;
 mod fmu_state;
 mod model_exchange;
+mod variables;
 pub use co_simulation::*;
+pub use dependencies::*;
 pub use fmu_state::*;
 pub use model_exchange::*;
+pub use variables::*;
 
 /// What `fmi3Instance` points at: the instance, and whether a call on it is running (the
 /// intermediate update callback runs inside `fmi3DoStep`).
+impl<M: Model> HoldsCore<M> for Instance3<M> {
+    #[inline(always)]
+    fn core(&mut self) -> &mut Instance<M> {
+        &mut self.core
+    }
+}
+
 struct Handle<M: Model> {
     busy: Cell<bool>,
     instance: UnsafeCell<Instance3<M>>,
-}
-
-/// The interface an FMI 3.0 function belongs to, if only one.
-fn only_for(function: &str) -> Option<Interface> {
-    match function {
-        "fmi3EnterStepMode" | "fmi3GetOutputDerivatives" | "fmi3DoStep" => {
-            Some(Interface::CoSimulation)
-        }
-        "fmi3EnterContinuousTimeMode"
-        | "fmi3CompletedIntegratorStep"
-        | "fmi3SetTime"
-        | "fmi3SetContinuousStates"
-        | "fmi3GetContinuousStateDerivatives"
-        | "fmi3GetEventIndicators"
-        | "fmi3GetContinuousStates"
-        | "fmi3GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
-        _ => None,
-    }
-}
-
-/// The FMI 3.0 name of a state of the shared state machine.
-fn state_name(state: FmiState) -> &'static str {
-    match state {
-        FmiState::Instantiated => "Instantiated",
-        FmiState::InitializationMode => "Initialization Mode",
-        FmiState::StepComplete => "Step Mode",
-        FmiState::StepFailed | FmiState::StepCanceled => "Step Mode (failed)",
-        FmiState::Terminated => "Terminated",
-        FmiState::Error => "Error",
-        FmiState::Fatal => "Fatal",
-        FmiState::EventMode => "Event Mode",
-        FmiState::ContinuousTimeMode => "Continuous-Time Mode",
-    }
 }
 
 /// Runs `f` on the instance behind `c` if `function` is allowed in its state.
@@ -84,53 +63,9 @@ unsafe fn call<M: Model>(
     }
     handle.busy.set(true);
     let instance = &mut *handle.instance.get();
-    let status = run(instance, function, states, f);
+    let status = guarded(instance, function, states, Version::Fmi3, f);
     handle.busy.set(false);
     status
-}
-
-fn run<M: Model>(
-    instance: &mut Instance3<M>,
-    function: &str,
-    states: &[FmiState],
-    f: impl FnOnce(&mut Instance3<M>) -> CallResult,
-) -> Status {
-    let core = &instance.core;
-    core.logger.log(OK, Category::Calls, function);
-    let refusal = if let Some(only) = only_for(function).filter(|i| *i != core.interface) {
-        Some(format!(
-            "{function} is a {} function; this instance was created for {}",
-            only.name(),
-            core.interface.name()
-        ))
-    } else if !states.contains(&core.state) {
-        Some(format!(
-            "{function} is not allowed in {}",
-            state_name(core.state)
-        ))
-    } else {
-        None
-    };
-    if let Some(msg) = refusal {
-        core.logger.log(ERROR, Category::Error, &msg);
-        return ERROR;
-    }
-    match catch_unwind(AssertUnwindSafe(|| f(&mut *instance))) {
-        Ok(Ok(status)) => status,
-        Ok(Err(msg)) => {
-            instance
-                .core
-                .logger
-                .log(ERROR, Category::Error, &format!("{function}: {msg}"));
-            ERROR
-        }
-        Err(payload) => {
-            instance.core.state = FmiState::Fatal;
-            let msg = format!("{function}: internal error: {}", panic_text(&*payload));
-            instance.core.logger.log(FATAL, Category::Error, &msg);
-            FATAL
-        }
-    }
 }
 
 pub fn get_version<M: Model>() -> *const c_char {
@@ -385,7 +320,7 @@ pub unsafe fn reset<M: Model>(c: *mut c_void) -> Status {
 
 /// Checks that an array argument holds one value per value reference (all variables here are
 /// scalars).
-fn scalars(n: usize, n_values: usize) -> Result<(), String> {
+pub(super) fn scalars(n: usize, n_values: usize) -> Result<(), String> {
     if n == n_values {
         Ok(())
     } else {
@@ -393,138 +328,6 @@ fn scalars(n: usize, n_values: usize) -> Result<(), String> {
             "nValues = {n_values} for {n} value references: every variable is a scalar"
         ))
     }
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_float64<M: Model>(
-    c: *mut c_void,
-    vr: *const ValueReference,
-    n: usize,
-    v: *mut f64,
-    n_values: usize,
-) -> Status {
-    call::<M>(c, "fmi3GetFloat64", allowed::GET, |inst| {
-        scalars(n, n_values)?;
-        let (vrs, values) = (slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?);
-        let n_vars = inst.core.vars.len();
-        if vrs.iter().all(|vr| (*vr as usize) < n_vars) {
-            return inst.core.get_real(vrs, values);
-        }
-        // The time or an event indicator among them: one at a time, the indicators evaluated
-        // once.
-        let mut status = OK;
-        let mut z: Option<Vec<f64>> = None;
-        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
-            match extra::<M>(*vr, n_vars) {
-                Some(Extra::Time) => *value = inst.core.time,
-                Some(Extra::Indicator(i)) => {
-                    if z.is_none() {
-                        inst.core.refresh()?;
-                        let mut all = vec![0.0; M::EVENT_INDICATORS];
-                        status = status.max(inst.core.get_event_indicators(&mut all)?);
-                        z = Some(all);
-                    }
-                    *value = z.as_ref().map_or(0.0, |z| z[i]);
-                }
-                None => {
-                    status = status.max(inst.core.get_real(&[*vr], std::slice::from_mut(value))?)
-                }
-            }
-        }
-        Ok(status)
-    })
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_int32<M: Model>(
-    c: *mut c_void,
-    vr: *const ValueReference,
-    n: usize,
-    v: *mut i32,
-    n_values: usize,
-) -> Status {
-    call::<M>(c, "fmi3GetInt32", allowed::GET, |inst| {
-        scalars(n, n_values)?;
-        inst.core
-            .get_integer(slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?)
-    })
-}
-
-/// The time and the event indicators are read-only; the rest is the core's check.
-fn check_settable<M: Model>(inst: &Instance3<M>, vrs: &[ValueReference]) -> Result<(), String> {
-    let n_vars = inst.core.vars.len();
-    for vr in vrs {
-        match extra::<M>(*vr, n_vars) {
-            Some(Extra::Time) => {
-                return Err(format!(
-                    "time (vr {vr}) is the independent variable and cannot be set"
-                ))
-            }
-            Some(Extra::Indicator(i)) => {
-                return Err(format!(
-                    "{} (vr {vr}) is a calculated local variable and cannot be set",
-                    super::extra::indicator_name(i)
-                ))
-            }
-            None => {}
-        }
-    }
-    Ok(())
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_float64<M: Model>(
-    c: *mut c_void,
-    vr: *const ValueReference,
-    n: usize,
-    v: *const f64,
-    n_values: usize,
-) -> Status {
-    call::<M>(c, "fmi3SetFloat64", allowed::SET, |inst| {
-        scalars(n, n_values)?;
-        let vrs = slice(vr, n, "valueReferences")?;
-        check_settable(inst, vrs)?;
-        inst.core.set_real(vrs, slice(v, n, "values")?)
-    })
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn set_int32<M: Model>(
-    c: *mut c_void,
-    vr: *const ValueReference,
-    n: usize,
-    v: *const i32,
-    n_values: usize,
-) -> Status {
-    call::<M>(c, "fmi3SetInt32", allowed::SET, |inst| {
-        scalars(n, n_values)?;
-        let vrs = slice(vr, n, "valueReferences")?;
-        check_settable(inst, vrs)?;
-        inst.core.set_integer(vrs, slice(v, n, "values")?)
-    })
-}
-
-/// Getters and setters of the types these models have no variable of: any value reference is
-/// of another type.
-unsafe fn no_such_type<M: Model>(
-    c: *mut c_void,
-    function: &str,
-    states: &[FmiState],
-    vr: *const ValueReference,
-    n: usize,
-) -> Status {
-    call::<M>(c, function, states, |_| {
-        match slice(vr, n, "valueReferences")?.first() {
-            None => Ok(OK),
-            Some(vr) => Err(format!(
-                "value reference {vr} is not of this type: the model has no variable of it (only Float64 and Int32)"
-            )),
-        }
-    })
 }
 
 /// A function of a feature these FMUs do not provide: fmi3Error with the reason, unless the
@@ -693,124 +496,6 @@ no_derivatives! {
         "directional derivatives are not provided (providesDirectionalDerivatives = false)";
     get_adjoint_derivative "fmi3GetAdjointDerivative"
         "adjoint derivatives are not provided (providesAdjointDerivatives = false)";
-}
-
-/// The declared dependencies of `vr` as value references: in Instantiated and Initialization
-/// Mode those of `ModelStructure/InitialUnknown`, afterwards those of `Output` and
-/// `ContinuousStateDerivative`, as modelDescription.xml states them.
-fn dependencies<M: Model>(inst: &Instance3<M>, vr: ValueReference) -> Result<Vec<u32>, String> {
-    let md = describe::model_description::<M>("");
-    let ms = &md.model_structure;
-    let initial = matches!(
-        inst.core.state,
-        FmiState::Instantiated | FmiState::InitializationMode
-    );
-    let index = vr as usize + 1;
-    let lists: Vec<&Vec<model_description::Unknown>> = if initial {
-        vec![&ms.initial_unknowns]
-    } else {
-        vec![&ms.outputs, &ms.derivatives]
-    };
-    let unknown = lists
-        .iter()
-        .flat_map(|l| l.iter())
-        .find(|u| u.index == index)
-        .ok_or_else(|| {
-            format!(
-                "value reference {vr} is not an {} of ModelStructure",
-                if initial {
-                    "InitialUnknown"
-                } else {
-                    "Output or ContinuousStateDerivative"
-                }
-            )
-        })?;
-    if let Some(deps) = &unknown.dependencies {
-        return Ok(deps.iter().map(|i| (*i - 1) as u32).collect());
-    }
-    // No list: it depends on every known, the parameters and inputs before initialization,
-    // the continuous states and inputs after it.
-    let states: Vec<usize> = md
-        .model_variables
-        .iter()
-        .filter_map(|v| match v.kind {
-            model_description::VariableType::Real {
-                derivative: Some(d),
-                ..
-            } => Some(d - 1),
-            _ => None,
-        })
-        .collect();
-    Ok(md
-        .model_variables
-        .iter()
-        .enumerate()
-        .filter(|(i, v)| match v.causality {
-            model_description::Causality::Input => true,
-            model_description::Causality::Parameter => initial,
-            _ => !initial && states.contains(i),
-        })
-        .map(|(_, v)| v.value_reference)
-        .collect())
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_number_of_variable_dependencies<M: Model>(
-    c: *mut c_void,
-    vr: ValueReference,
-    n: *mut usize,
-) -> Status {
-    call::<M>(
-        c,
-        "fmi3GetNumberOfVariableDependencies",
-        allowed::ANY_BUT_FATAL,
-        |inst| {
-            *out(n, "nDependencies")? = dependencies(inst, vr)?.len();
-            Ok(OK)
-        },
-    )
-}
-
-/// # Safety
-/// FMI 3.0 pointer rules.
-pub unsafe fn get_variable_dependencies<M: Model>(
-    c: *mut c_void,
-    dependent: ValueReference,
-    element_of_dependent: *mut usize,
-    independents: *mut ValueReference,
-    element_of_independents: *mut usize,
-    kinds: *mut DependencyKind,
-    n: usize,
-) -> Status {
-    call::<M>(
-        c,
-        "fmi3GetVariableDependencies",
-        allowed::ANY_BUT_FATAL,
-        |inst| {
-            let deps = dependencies(inst, dependent)?;
-            if n != deps.len() {
-                return Err(format!(
-                    "nDependencies = {n}, but value reference {dependent} has {}",
-                    deps.len()
-                ));
-            }
-            let (a, b, k, d) = (
-                slice_mut(element_of_dependent, n, "elementIndicesOfDependent")?,
-                slice_mut(independents, n, "independents")?,
-                slice_mut(element_of_independents, n, "elementIndicesOfIndependents")?,
-                slice_mut(kinds, n, "dependencyKinds")?,
-            );
-            for i in 0..n {
-                // Scalars: element index 0.
-                a[i] = 0;
-                b[i] = deps[i];
-                k[i] = 0;
-                d[i] = DEPENDENT;
-            }
-            Ok(OK)
-        },
-    )
 }
 
 /// The FMI 3.0 modelDescription.xml as a C string for the xtask (free it with

@@ -1,8 +1,9 @@
-//! One FMU instance: the FMI 2.0 state machine around a model, the part both interfaces share
-//! (life cycle, get and set, FMU state). A Co-Simulation instance integrates the model itself
-//! ([`super::co_simulation`]); a Model Exchange instance hands states, derivatives and event
+//! The instance core both FMI versions share: one FMU instance, the state machine around a
+//! model (life cycle, get and set, FMU state), which the FMI 2.0 and FMI 3.0 C ABIs
+//! ([`crate::fmi2`], [`crate::fmi3`]) translate their calls to. A Co-Simulation instance integrates the model itself
+//! ([`co_simulation`]); a Model Exchange instance hands states, derivatives and event
 //! indicators to the importer's solver and runs the model's event update when the importer asks
-//! ([`super::model_exchange`]).
+//! ([`model_exchange`]).
 //!
 //! Two kinds of failure are told apart:
 //! - a *rejected call* (illegal in this state, bad arguments, a NaN or out-of-range value):
@@ -12,8 +13,15 @@
 //!   from which fmi2SetFMUstate, fmi2Reset or fmi2FreeInstance continue. The model keeps the
 //!   values it had before the failing call.
 
-use super::logger::{Category, Logger, Status, DISCARD, OK};
-use super::setters::{setters, OutputCheck, Setter};
+use crate::logger::{Category, Logger, Status, DISCARD, OK};
+use setters::{setters, OutputCheck, Setter};
+
+pub(crate) mod call;
+pub mod co_simulation;
+pub mod model_exchange;
+pub mod restore;
+pub(crate) mod setters;
+pub mod snapshot;
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
@@ -79,34 +87,6 @@ impl Interface {
             Interface::ModelExchange => "Model Exchange",
             Interface::CoSimulation => "Co-Simulation",
         }
-    }
-}
-
-/// The interface a function belongs to, if only one: called on an instance of the other, it is
-/// refused. A `match`, so that with the name a constant it folds away at compile time.
-#[inline(always)]
-fn only_for(function: &str) -> Option<Interface> {
-    match function {
-        "fmi2SetRealInputDerivatives"
-        | "fmi2GetRealOutputDerivatives"
-        | "fmi2DoStep"
-        | "fmi2CancelStep"
-        | "fmi2GetStatus"
-        | "fmi2GetRealStatus"
-        | "fmi2GetIntegerStatus"
-        | "fmi2GetBooleanStatus"
-        | "fmi2GetStringStatus" => Some(Interface::CoSimulation),
-        "fmi2EnterEventMode"
-        | "fmi2NewDiscreteStates"
-        | "fmi2EnterContinuousTimeMode"
-        | "fmi2CompletedIntegratorStep"
-        | "fmi2SetTime"
-        | "fmi2SetContinuousStates"
-        | "fmi2GetDerivatives"
-        | "fmi2GetEventIndicators"
-        | "fmi2GetContinuousStates"
-        | "fmi2GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
-        _ => None,
     }
 }
 
@@ -294,27 +274,6 @@ impl<M: Model> Instance<M> {
 
     pub fn log_event(&self, message: &str) {
         self.logger.log(OK, Category::Events, message);
-    }
-
-    /// Checks that `function` may be called in the current state.
-    // Inlined into each FFI function, where the name is a constant: `only_for` folds away.
-    #[inline(always)]
-    pub fn check_state(&self, function: &str, states: &[FmiState]) -> Result<(), String> {
-        if let Some(only) = only_for(function).filter(|i| *i != self.interface) {
-            return Err(format!(
-                "{function} is a {} function; this instance was created for {}",
-                only.name(),
-                self.interface.name()
-            ));
-        }
-        if states.contains(&self.state) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{function} is not allowed in state {:?}",
-                self.state
-            ))
-        }
     }
 
     /// A failed computation: enter the Error state.

@@ -5,8 +5,8 @@
 //! initialization (on a copy), its calculated parameters, its inputs and its own
 //! [`Model::check_state`]. The checks run when a state is set, never per step.
 
-use super::instance::{FmiState, Instance, Interface};
 use super::snapshot::Snapshot;
+use super::{FmiState, Instance, Interface};
 use crate::model::Model;
 use crate::variables::{Access, Causality};
 

@@ -2,8 +2,8 @@
 //! states; the FMU evaluates derivatives and event indicators where it is told, and runs its
 //! event update in Event Mode (`fmi2NewDiscreteStates`).
 
-use super::instance::{CallResult, EventInfo, FmiState, Instance};
-use super::logger::{Category, OK, WARNING};
+use super::{CallResult, EventInfo, FmiState, Instance};
+use crate::logger::{Category, OK, WARNING};
 use crate::model::{Indicators, Model, ROOT_TIME_TOLERANCE};
 use crate::ode as integrator;
 use crate::variables::Access;
@@ -203,8 +203,8 @@ impl<M: Model> Instance<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fmi2::instance::Interface;
-    use crate::fmi2::logger::Logger;
+    use crate::instance::Interface;
+    use crate::logger::Logger;
     use crate::model::{Experiment, Invalid, Side};
     use crate::test_models::Ball;
 

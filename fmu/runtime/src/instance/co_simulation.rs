@@ -2,8 +2,8 @@
 //! step itself (`fmi2DoStep`), with input ramps from `fmi2SetRealInputDerivatives` and output
 //! derivatives for extrapolating masters.
 
-use super::instance::{step_error_text, CallResult, Instance};
-use super::logger::{Category, OK};
+use super::{step_error_text, CallResult, Instance};
+use crate::logger::{Category, OK};
 use crate::model::Model;
 use crate::ode::{Ended, Integrator, Stops};
 use crate::variables::{Access, Causality};
