@@ -49,35 +49,43 @@ impl FmiState {
     }
 }
 
-/// The interface a function of either version belongs to, if only one (by its name without
-/// the `fmi2`/`fmi3` prefix): called on an instance of the other, it is refused. A `match`,
-/// so that with the name a constant it folds away at compile time.
+/// The interface a function of either version belongs to, if only one: called on an instance
+/// of the other, it is refused. A `match` on whole names, so that with the name a constant it
+/// folds away at compile time.
 #[inline(always)]
 fn only_for(function: &str) -> Option<Interface> {
-    match function.get(4..).unwrap_or_default() {
-        "SetRealInputDerivatives"
-        | "GetRealOutputDerivatives"
-        | "GetOutputDerivatives"
-        | "DoStep"
-        | "CancelStep"
-        | "EnterStepMode"
-        | "GetStatus"
-        | "GetRealStatus"
-        | "GetIntegerStatus"
-        | "GetBooleanStatus"
-        | "GetStringStatus" => Some(Interface::CoSimulation),
-        "NewDiscreteStates"
-        | "EnterContinuousTimeMode"
-        | "CompletedIntegratorStep"
-        | "SetTime"
-        | "SetContinuousStates"
-        | "GetDerivatives"
-        | "GetContinuousStateDerivatives"
-        | "GetEventIndicators"
-        | "GetContinuousStates"
-        | "GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
+    match function {
+        "fmi2SetRealInputDerivatives"
+        | "fmi2GetRealOutputDerivatives"
+        | "fmi3GetOutputDerivatives"
+        | "fmi2DoStep"
+        | "fmi3DoStep"
+        | "fmi2CancelStep"
+        | "fmi3EnterStepMode"
+        | "fmi2GetStatus"
+        | "fmi2GetRealStatus"
+        | "fmi2GetIntegerStatus"
+        | "fmi2GetBooleanStatus"
+        | "fmi2GetStringStatus" => Some(Interface::CoSimulation),
         // FMI 2.0's Event Mode is Model Exchange's; FMI 3.0 Co-Simulation has one too.
-        "EnterEventMode" if function.starts_with("fmi2") => Some(Interface::ModelExchange),
+        "fmi2EnterEventMode"
+        | "fmi2NewDiscreteStates"
+        | "fmi2EnterContinuousTimeMode"
+        | "fmi3EnterContinuousTimeMode"
+        | "fmi2CompletedIntegratorStep"
+        | "fmi3CompletedIntegratorStep"
+        | "fmi2SetTime"
+        | "fmi3SetTime"
+        | "fmi2SetContinuousStates"
+        | "fmi3SetContinuousStates"
+        | "fmi2GetDerivatives"
+        | "fmi3GetContinuousStateDerivatives"
+        | "fmi2GetEventIndicators"
+        | "fmi3GetEventIndicators"
+        | "fmi2GetContinuousStates"
+        | "fmi3GetContinuousStates"
+        | "fmi2GetNominalsOfContinuousStates"
+        | "fmi3GetNominalsOfContinuousStates" => Some(Interface::ModelExchange),
         _ => None,
     }
 }
