@@ -71,7 +71,7 @@ validate then fails, as the FMUs lack win64).
              stored outcomes (to assemble the table after rerunning some crates); --diff: the
              mutants of the lines changed since REV, failing on one that survives (the test
              command runs it since the commit in xtask/mutants-base.txt, the last one CI
-             passed on, within a budget of 10 minutes); --budget: M minutes in all, one
+             passed on, within a budget of 6 minutes); --budget: M minutes in all, one
              mutant at a time in the order that tells most, the rest listed as untested
              (target/mutants/untested.txt)
   bench [--host-only]
