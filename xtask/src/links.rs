@@ -20,7 +20,10 @@ use std::time::Instant;
 pub fn links() -> Result<(), String> {
     let started = Instant::now();
     let root = crate::root();
-    let files = project_files(&root)?;
+    let files: BTreeSet<String> = project_files(&root)?
+        .into_iter()
+        .filter(|f| root.join(f).is_file())
+        .collect();
     if !files.contains("README.md") {
         return Err(format!(
             "links: git lists no README.md in {}",
@@ -51,8 +54,9 @@ pub fn links() -> Result<(), String> {
     Ok(())
 }
 
-/// The project's files, relative to `root` with `/`: tracked, or new and not ignored.
-fn project_files(root: &Path) -> Result<BTreeSet<String>, String> {
+/// The project's files, relative to `root` with `/`: tracked (deleted ones included), or new
+/// and not ignored. The link check and the mutants' tree copy both read the project so.
+pub fn project_files(root: &Path) -> Result<Vec<String>, String> {
     let out = Command::new("git")
         .args([
             "ls-files",
@@ -74,8 +78,8 @@ fn project_files(root: &Path) -> Result<BTreeSet<String>, String> {
     Ok(out
         .stdout
         .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
         .map(|f| String::from_utf8_lossy(f).into_owned())
-        .filter(|f| !f.is_empty() && root.join(f).is_file())
         .collect())
 }
 

@@ -278,19 +278,7 @@ fn cargo_mutants() -> Result<PathBuf, String> {
 /// that its own target directory builds incrementally from one run to the next).
 fn sync_tree(root: &Path) -> Result<PathBuf, String> {
     let tree = root.join("target/mutants/tree");
-    let out = Command::new("git")
-        .args([
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ])
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("git ls-files: {e}"))?;
-    for file in out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty()) {
-        let file = String::from_utf8_lossy(file).to_string();
+    for file in crate::links::project_files(root)? {
         let (from, to) = (root.join(&file), tree.join(&file));
         let Ok(content) = std::fs::read(&from) else {
             continue; // deleted in the work tree
