@@ -53,7 +53,7 @@ mod fmi3 {
 unsafe fn text(p: *mut c_char) -> String {
     assert!(!p.is_null(), "the runtime wrote no description");
     let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-    ffi::free_string(p);
+    fmu_runtime::__export::texts::free_string(p);
     s
 }
 
@@ -62,8 +62,8 @@ fn load<M: Model>() -> (Fmu, Fmu3) {
     let stamp = c"2026-01-01T00:00:00Z".as_ptr();
     let (xml2, xml3) = unsafe {
         (
-            text(ffi::model_description::<M>(stamp)),
-            text(fmu_runtime::__export::ffi3::model_description::<M>(stamp)),
+            text(fmu_runtime::__export::texts::model_description::<M>(stamp)),
+            text(fmu_runtime::__export::texts::model_description3::<M>(stamp)),
         )
     };
     let md = ModelDescription::from_xml(&xml2).expect("the runtime's own description parses");

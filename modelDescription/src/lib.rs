@@ -5,6 +5,7 @@
 //! attribute it writes is read back by [`ModelDescription::from_xml`], so a packaged FMU can be
 //! inspected by tests and tools with the same types that produced it.
 
+pub mod fmi3_extra;
 mod read;
 mod write;
 mod write3;

@@ -4,6 +4,7 @@
 //! each keeps the one it has in FMI 2.0: the independent variable `time`, and one local
 //! variable per event indicator, which `ModelStructure/EventIndicator` names.
 
+use crate::fmi3_extra::{indicator_name, Extra, TIME};
 use crate::write::{categories_and_experiment, flag, real, unit_definitions, Xml};
 use crate::*;
 use quick_xml::events::{BytesDecl, BytesStart, Event};
@@ -190,8 +191,11 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
         .collect();
     xml.open(BytesStart::new("ModelVariables"));
     let mut time = BytesStart::new("Float64");
-    time.push_attribute(("name", "time"));
-    time.push_attribute(("valueReference", n.to_string().as_str()));
+    time.push_attribute(("name", TIME));
+    time.push_attribute((
+        "valueReference",
+        Extra::Time.value_reference(n).to_string().as_str(),
+    ));
     time.push_attribute(("description", "Simulation time"));
     time.push_attribute(("causality", "independent"));
     time.push_attribute(("variability", "continuous"));
@@ -202,8 +206,9 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
     }
     for i in 0..md.number_of_event_indicators {
         let mut e = BytesStart::new("Float64");
-        e.push_attribute(("name", format!("event_indicator_{}", i + 1).as_str()));
-        e.push_attribute(("valueReference", (n + 1 + i).to_string().as_str()));
+        let vr = Extra::Indicator(i).value_reference(n);
+        e.push_attribute(("name", indicator_name(i).as_str()));
+        e.push_attribute(("valueReference", vr.to_string().as_str()));
         e.push_attribute((
             "description",
             format!(
@@ -225,7 +230,8 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
     unknowns(&mut xml, md, "InitialUnknown", &ms.initial_unknowns);
     for i in 0..md.number_of_event_indicators {
         let mut e = BytesStart::new("EventIndicator");
-        e.push_attribute(("valueReference", (n + 1 + i).to_string().as_str()));
+        let vr = Extra::Indicator(i).value_reference(n);
+        e.push_attribute(("valueReference", vr.to_string().as_str()));
         xml.empty(e);
     }
     xml.close("ModelStructure");

@@ -21,6 +21,7 @@ pub use fmu_declare::Variables;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS, ROOT_TIME_TOLERANCE};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 mod describe;
+mod export;
 mod fmi2;
 mod fmi3;
 mod instance;
@@ -32,6 +33,11 @@ pub mod testing;
 /// What `export_fmu!` expands to calls; not for models.
 #[doc(hidden)]
 pub mod __export {
+    pub mod texts {
+        pub use crate::export::{
+            documentation, free_string, model_description, model_description3,
+        };
+    }
     pub use crate::fmi2::ffi;
     pub use crate::fmi3::ffi as ffi3;
 }

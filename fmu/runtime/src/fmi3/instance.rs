@@ -17,14 +17,14 @@
 //!   communication point), with `earlyReturn = true`. No variable may be read or set inside
 //!   the callback (none is declared `intermediateUpdate`); a call made from it is refused.
 
-use crate::instance::{CallResult, Instance};
+use crate::instance::Instance;
 use crate::model::Model;
+use crate::ode::segment::time_epsilon;
 use crate::ode::{Ended, Stops};
 use fmi_abi::fmi3::{Environment, IntermediateUpdate};
 
 pub struct Instance3<M: Model> {
     pub core: Instance<M>,
-    pub event_mode_used: bool,
     pub early_return_allowed: bool,
     pub intermediate_update: Option<IntermediateUpdate>,
     pub env: Environment,
@@ -40,7 +40,6 @@ pub struct StepOutcome {
 
 impl<M: Model> Instance3<M> {
     pub fn do_step(&mut self, tc: f64, h: f64) -> Result<StepOutcome, String> {
-        let t_end = tc + h;
         let (callback, env, early) = (
             self.intermediate_update,
             self.env,
@@ -60,7 +59,7 @@ impl<M: Model> Instance3<M> {
             early && wants
         };
         let stops = Stops {
-            at_events: self.event_mode_used && early,
+            at_events: self.core.event_mode_used && early,
             pause: if callback.is_some() {
                 Some(&mut ask)
             } else {
@@ -68,22 +67,33 @@ impl<M: Model> Instance3<M> {
             },
         };
         let mut ended = self.core.step_with(tc, h, stops)?;
-        // An early return asked for a time later in the step: go on to it.
         if let (Ended::Paused(t), Some(at)) = (ended, requested) {
-            let epsilon = 1e-13 * at.abs().max(1.0);
-            if at > t + epsilon && at < t_end - epsilon {
-                let stops = Stops {
-                    at_events: self.event_mode_used,
-                    pause: None,
-                };
-                ended = match self.core.step_with(t, at - t, stops)? {
-                    Ended::Reached => Ended::Paused(at),
-                    other => other,
-                };
-            }
+            ended = self.go_on_to(t, at, tc + h)?;
         }
+        Ok(self.outcome(ended, tc + h))
+    }
+
+    /// An early return asked for a time `at` later in the step than the internal step's end
+    /// `t`: integrate on to it, as to a communication point.
+    fn go_on_to(&mut self, t: f64, at: f64, t_end: f64) -> Result<Ended, String> {
+        let epsilon = time_epsilon(at);
+        if !(at > t + epsilon && at < t_end - epsilon) {
+            return Ok(Ended::Paused(t));
+        }
+        let stops = Stops {
+            at_events: self.core.event_mode_used,
+            pause: None,
+        };
+        Ok(match self.core.step_with(t, at - t, stops)? {
+            Ended::Reached => Ended::Paused(at),
+            other => other,
+        })
+    }
+
+    /// What `fmi3DoStep` reports for a step that ended so.
+    fn outcome(&self, ended: Ended, t_end: f64) -> StepOutcome {
         let time = self.core.last_successful_time;
-        Ok(match ended {
+        match ended {
             Ended::Reached => StepOutcome {
                 last_successful_time: time,
                 ..StepOutcome::default()
@@ -100,15 +110,6 @@ impl<M: Model> Instance3<M> {
                 early_return: true,
                 last_successful_time: time,
             },
-        })
-    }
-
-    pub fn exit_initialization_mode(&mut self) -> CallResult {
-        let status = self.core.exit_initialization_mode()?;
-        if self.event_mode_used {
-            // FMI 3.0: a Co-Simulation instance with Event Mode starts in it.
-            self.core.state = crate::instance::FmiState::EventMode;
         }
-        Ok(status)
     }
 }

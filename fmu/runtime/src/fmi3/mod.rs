@@ -4,9 +4,9 @@
 //! What FMI 3.0 adds is here: its C ABI ([`ffi`], exported by [`crate::export_fmu!`] beside
 //! the FMI 2.0 symbols), Co-Simulation's Event Mode and early return with the intermediate
 //! update callback ([`instance`]), the independent variable `time` and one variable per event
-//! indicator, which FMI 3.0 requires, after the model's own value references ([`extra`]).
+//! indicator, which FMI 3.0 requires, after the model's own value references
+//! ([`model_description::fmi3_extra`], shared with the FMI 3.0 description).
 
 pub mod exports;
-pub mod extra;
 pub mod ffi;
 pub mod instance;

@@ -2,13 +2,18 @@
 //! step itself (`fmi2DoStep`), with input ramps from `fmi2SetRealInputDerivatives` and output
 //! derivatives for extrapolating masters.
 
-use super::{step_error_text, CallResult, Instance};
+use super::{step_error_text, CallResult, FmiState, Instance};
 use crate::logger::{Category, OK};
 use crate::model::Model;
 use crate::ode::{Ended, Integrator, Stops};
 use crate::variables::{Access, Causality};
 
 impl<M: Model> Instance<M> {
+    /// FMI 3.0 Co-Simulation with Event Mode: back from Event Mode to stepping.
+    pub fn enter_step_mode(&mut self) {
+        self.state = FmiState::StepComplete;
+    }
+
     /// The integrator for the current tolerance, built (it allocates) only when that changed.
     pub(super) fn integrator(&mut self) -> &mut Integrator<M> {
         let tolerance = self.tolerance;

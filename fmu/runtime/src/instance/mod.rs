@@ -27,16 +27,16 @@ use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};
 use crate::variables::{Access, Causality, Phase, Var};
 
-/// The states of the FMI 2.0 state machines: Co-Simulation (StepComplete, StepFailed,
-/// StepCanceled; fmi2StepInProgress never occurs: doStep is synchronous) and Model Exchange
-/// (EventMode, ContinuousTimeMode), with the states both share.
+/// The states of the FMI state machines that an instance can be in: Co-Simulation's
+/// StepComplete (FMI 3.0: Step Mode), Model Exchange's EventMode (also FMI 3.0 Co-Simulation's)
+/// and ContinuousTimeMode, and the states both share. FMI 2.0's StepInProgress, StepFailed and
+/// StepCanceled never occur: doStep is synchronous and cannot be canceled, and a step that
+/// fails enters Error. The numbers are those an FMU state stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FmiState {
     Instantiated = 0,
     InitializationMode = 1,
     StepComplete = 2,
-    StepFailed = 3,
-    StepCanceled = 4,
     Terminated = 5,
     Error = 6,
     Fatal = 7,
@@ -65,9 +65,7 @@ impl FmiState {
     /// The interface whose state machine has this state, if only one has it.
     pub(crate) fn interface(self) -> Option<Interface> {
         match self {
-            FmiState::StepComplete | FmiState::StepFailed | FmiState::StepCanceled => {
-                Some(Interface::CoSimulation)
-            }
+            FmiState::StepComplete => Some(Interface::CoSimulation),
             FmiState::EventMode | FmiState::ContinuousTimeMode => Some(Interface::ModelExchange),
             _ => None,
         }
@@ -90,9 +88,10 @@ impl Interface {
     }
 }
 
-/// What `fmi2NewDiscreteStates` reports (`fmi2EventInfo`).
+/// What one event update reports, in either version (FMI 2.0: `fmi2EventInfo` of
+/// `fmi2NewDiscreteStates`; FMI 3.0: the arguments of `fmi3UpdateDiscreteStates`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EventInfo {
+pub struct EventUpdate {
     pub new_discrete_states_needed: bool,
     pub terminate_simulation: bool,
     pub nominals_changed: bool,
@@ -107,8 +106,6 @@ pub mod allowed {
         Instantiated,
         InitializationMode,
         StepComplete,
-        StepFailed,
-        StepCanceled,
         Terminated,
         Error,
         EventMode,
@@ -117,12 +114,10 @@ pub mod allowed {
     pub const INSTANTIATED: &[FmiState] = &[Instantiated];
     pub const INITIALIZATION: &[FmiState] = &[InitializationMode];
     pub const STEP_COMPLETE: &[FmiState] = &[StepComplete];
-    pub const TERMINATE: &[FmiState] = &[StepComplete, StepFailed, EventMode, ContinuousTimeMode];
+    pub const TERMINATE: &[FmiState] = &[StepComplete, EventMode, ContinuousTimeMode];
     pub const GET: &[FmiState] = &[
         InitializationMode,
         StepComplete,
-        StepFailed,
-        StepCanceled,
         Terminated,
         Error,
         EventMode,
@@ -135,7 +130,7 @@ pub mod allowed {
         EventMode,
         ContinuousTimeMode,
     ];
-    pub const STATUS: &[FmiState] = &[StepComplete, StepFailed, Terminated];
+    pub const STATUS: &[FmiState] = &[StepComplete, Terminated];
     // Model Exchange.
     pub const EVENT_MODE: &[FmiState] = &[EventMode];
     pub const CONTINUOUS_TIME_MODE: &[FmiState] = &[ContinuousTimeMode];
@@ -212,9 +207,9 @@ pub struct Instance<M: Model> {
     /// Model Exchange: each Real input's last time and value set in Continuous-Time Mode, and
     /// its rate between the last two times (an importer gives no input derivatives there).
     pub(crate) input_motion: Vec<InputMotion>,
-    /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): an FMU state taken
-    /// there may be restored.
-    pub(crate) co_simulation_event_mode: bool,
+    /// Co-Simulation has an Event Mode (FMI 3.0 with `eventModeUsed`): the instance enters it
+    /// after initialization and at events, and an FMU state taken there may be restored.
+    pub(crate) event_mode_used: bool,
     /// What set calls check, by value reference.
     setters: Vec<Setter<M>>,
     /// Every Real output must be finite after a step.
@@ -250,9 +245,18 @@ impl<M: Model> Instance<M> {
             outside: false,
             scratch: Vec::new(),
             input_motion: vec![InputMotion::default(); n],
-            co_simulation_event_mode: false,
+            event_mode_used: false,
             unrepresentable: None,
         }
+    }
+
+    /// An FMI 3.0 instance: its FMU states are its own (an FMI 2.0 state is refused, by its
+    /// GUID), and a Co-Simulation instance may use Event Mode.
+    pub(crate) fn fmi3(logger: Logger, interface: Interface, event_mode_used: bool) -> Self {
+        let mut core = Self::new(logger, interface);
+        core.guid = format!("{} FMI 3.0", core.guid);
+        core.event_mode_used = event_mode_used && interface == Interface::CoSimulation;
+        core
     }
 
     pub fn reset(&mut self) {
@@ -344,7 +348,12 @@ impl<M: Model> Instance<M> {
         }
         // Built now, so that stepping allocates nothing.
         self.integrator();
-        self.state = FmiState::StepComplete;
+        // FMI 3.0: a Co-Simulation instance with Event Mode starts in it.
+        self.state = if self.event_mode_used {
+            FmiState::EventMode
+        } else {
+            FmiState::StepComplete
+        };
         Ok(OK)
     }
 

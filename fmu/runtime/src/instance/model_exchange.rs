@@ -2,7 +2,7 @@
 //! states; the FMU evaluates derivatives and event indicators where it is told, and runs its
 //! event update in Event Mode (`fmi2NewDiscreteStates`).
 
-use super::{CallResult, EventInfo, FmiState, Instance};
+use super::{CallResult, EventUpdate, FmiState, Instance, Interface};
 use crate::logger::{Category, OK, WARNING};
 use crate::model::{Indicators, Model, ROOT_TIME_TOLERANCE};
 use crate::ode as integrator;
@@ -143,9 +143,16 @@ impl<M: Model> Instance<M> {
         zero
     }
 
-    pub fn enter_event_mode(&mut self) {
+    /// Model Exchange, and FMI 3.0 Co-Simulation with Event Mode used.
+    pub fn enter_event_mode(&mut self) -> Result<(), String> {
+        if self.interface == Interface::CoSimulation && !self.event_mode_used {
+            return Err(
+                "Event Mode was not asked for at instantiation (eventModeUsed = false)".into(),
+            );
+        }
         self.state = FmiState::EventMode;
         self.event_updates = 0;
+        Ok(())
     }
 
     pub fn enter_continuous_time_mode(&mut self) {
@@ -154,7 +161,7 @@ impl<M: Model> Instance<M> {
 
     /// One event update (the importer repeats the call while `new_discrete_states_needed`),
     /// the same update the Co-Simulation interface repeats at a located crossing.
-    pub fn new_discrete_states(&mut self) -> Result<EventInfo, String> {
+    pub fn new_discrete_states(&mut self) -> Result<EventUpdate, String> {
         let t = self.time;
         if let Err(e) = self.model.check_inputs() {
             return self.failed(format!("t = {t}: event refused: {e}"));
@@ -188,14 +195,14 @@ impl<M: Model> Instance<M> {
         }
         self.model.get_states(&mut after);
         self.dirty = true;
-        Ok(EventInfo {
+        Ok(EventUpdate {
             new_discrete_states_needed: changed,
             values_of_continuous_states_changed: before
                 .iter()
                 .zip(&after)
                 .any(|(a, b)| a.to_bits() != b.to_bits()),
             next_event_time: self.model.next_time_event(t),
-            ..EventInfo::default()
+            ..EventUpdate::default()
         })
     }
 }
@@ -280,7 +287,7 @@ mod tests {
             let co_simulation = integrator::event_iteration(&mut cs, 0.0).is_ok();
             let mut me = model_exchange::<Countdown>();
             me.model.left = changes;
-            me.enter_event_mode();
+            me.enter_event_mode().unwrap();
             let model_exchange = loop {
                 match me.new_discrete_states() {
                     Ok(info) if info.new_discrete_states_needed => continue,

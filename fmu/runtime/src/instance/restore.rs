@@ -31,7 +31,7 @@ impl<M: Model> Instance<M> {
         let s = Snapshot::decode(bytes, &self.guid, self.vars.len())?;
         let state = FmiState::from_u8(s.fmi_state)
             .ok_or_else(|| format!("FMU state holds an invalid FMI state {}", s.fmi_state))?;
-        let event_mode_here = state == FmiState::EventMode && self.co_simulation_event_mode;
+        let event_mode_here = state == FmiState::EventMode && self.event_mode_used;
         if state.interface().is_some_and(|i| i != self.interface) && !event_mode_here {
             return Err(format!(
                 "the FMU state was taken in {state:?}, a state of {}; this instance is {}",

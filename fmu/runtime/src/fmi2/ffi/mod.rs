@@ -13,8 +13,8 @@ use crate::instance::call::{guarded, Version};
 use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, OK};
 use crate::model::Model;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::catch_unwind;
 
 const MODEL_EXCHANGE: c_int = 0;
 const CO_SIMULATION: c_int = 1;
@@ -296,40 +296,6 @@ pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, wh
 }
 
 pub use fmi_abi::fmi2::EventInfo;
-
-/// modelDescription.xml as a C string for the xtask (free it with [`free_string`]); NULL if
-/// it could not be written. `timestamp`: its generationDateAndTime (NULL: the epoch).
-///
-/// # Safety
-/// `timestamp` is NULL or a NUL-terminated string.
-pub unsafe fn model_description<M: Model>(timestamp: *const c_char) -> *mut c_char {
-    let timestamp = match timestamp.as_ref() {
-        Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
-        None => "1970-01-01T00:00:00Z".into(),
-    };
-    to_c(|| describe::model_description::<M>(&timestamp).to_xml())
-}
-
-/// documentation/index.html as a C string for the xtask (free it with [`free_string`]).
-pub fn documentation<M: Model>() -> *mut c_char {
-    to_c(describe::documentation::<M>)
-}
-
-/// A text made without unwinding into the caller, as a C string (NULL on failure).
-fn to_c(text: impl FnOnce() -> String) -> *mut c_char {
-    catch_unwind(AssertUnwindSafe(|| {
-        CString::new(text()).map_or(std::ptr::null_mut(), CString::into_raw)
-    }))
-    .unwrap_or(std::ptr::null_mut())
-}
-
-/// # Safety
-/// `s` is NULL or came from `describe`.
-pub unsafe fn free_string(s: *mut c_char) {
-    if !s.is_null() {
-        drop(CString::from_raw(s));
-    }
-}
 
 // The functions of types and features the FMUs do not have, and the Model Exchange arrays:
 // each a call of the helper that refuses or fills them, under the function's own name.

@@ -37,7 +37,7 @@ pub unsafe fn get_array<M: Model>(
 /// FMI 2.0 pointer rules.
 pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi2EnterEventMode", allowed::ENTER_EVENT_MODE, |inst| {
-        inst.enter_event_mode();
+        inst.enter_event_mode()?;
         Ok(OK)
     })
 }

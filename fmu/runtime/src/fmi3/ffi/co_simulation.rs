@@ -6,7 +6,7 @@ use super::*;
 /// FMI 3.0 pointer rules.
 pub unsafe fn enter_step_mode<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi3EnterStepMode", allowed::EVENT_MODE, |inst| {
-        inst.core.state = FmiState::StepComplete;
+        inst.core.enter_step_mode();
         Ok(OK)
     })
 }

@@ -5,7 +5,6 @@
 //! runs inside `catch_unwind`: a panic becomes fmi3Fatal for that instance. A call made from
 //! inside the intermediate update callback, while `fmi3DoStep` runs, is refused.
 
-use super::extra::{extra, Extra};
 use super::instance::Instance3;
 use crate::describe;
 use crate::fmi2::ffi::{out, slice, slice_mut};
@@ -17,6 +16,7 @@ use fmi_abi::fmi3::{
     Binary, ClockUpdate, DependencyKind, Environment, IntermediateUpdate, IntervalQualifier,
     LogMessage, Preemption, Str, ValueReference, DEPENDENT,
 };
+use model_description::fmi3_extra::{indicator_name, Extra};
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -129,15 +129,10 @@ unsafe fn instantiate<M: Model>(
             ));
         }
         let (event_mode_used, early_return_allowed, intermediate_update) = co_simulation;
-        let mut core = Instance::<M>::new(logger, interface);
-        // FMU states of FMI 3.0 instances are their own: an FMI 2.0 state is refused, by name.
-        core.guid = format!("{expected} FMI 3.0");
-        core.co_simulation_event_mode = event_mode_used;
         let handle = Box::new(Handle {
             busy: Cell::new(false),
             instance: UnsafeCell::new(Instance3 {
-                core,
-                event_mode_used,
+                core: Instance::<M>::fmi3(logger, interface, event_mode_used),
                 early_return_allowed,
                 intermediate_update,
                 env,
@@ -274,7 +269,7 @@ pub unsafe fn exit_initialization_mode<M: Model>(c: *mut c_void) -> Status {
         c,
         "fmi3ExitInitializationMode",
         allowed::INITIALIZATION,
-        |inst| inst.exit_initialization_mode(),
+        |inst| inst.core.exit_initialization_mode(),
     )
 }
 
@@ -290,12 +285,7 @@ const ENTER_EVENT_MODE: &[FmiState] = &[
 /// FMI 3.0 pointer rules.
 pub unsafe fn enter_event_mode<M: Model>(c: *mut c_void) -> Status {
     call::<M>(c, "fmi3EnterEventMode", ENTER_EVENT_MODE, |inst| {
-        if inst.core.interface == Interface::CoSimulation && !inst.event_mode_used {
-            return Err(
-                "Event Mode was not asked for at instantiation (eventModeUsed = false)".into(),
-            );
-        }
-        inst.core.enter_event_mode();
+        inst.core.enter_event_mode()?;
         Ok(OK)
     })
 }
@@ -498,19 +488,7 @@ no_derivatives! {
         "adjoint derivatives are not provided (providesAdjointDerivatives = false)";
 }
 
-/// The FMI 3.0 modelDescription.xml as a C string for the xtask (free it with
-/// `drivetrain_fmu_free_string`); NULL if it could not be written.
-///
-/// # Safety
-/// `timestamp` is NULL or a NUL-terminated string.
-pub unsafe fn model_description<M: Model>(timestamp: *const c_char) -> *mut c_char {
-    let timestamp = match timestamp.as_ref() {
-        Some(_) => CStr::from_ptr(timestamp).to_string_lossy().into_owned(),
-        None => "1970-01-01T00:00:00Z".into(),
-    };
-    catch_unwind(AssertUnwindSafe(|| {
-        let xml = describe::model_description::<M>(&timestamp).to_fmi3_xml();
-        std::ffi::CString::new(xml).map_or(std::ptr::null_mut(), std::ffi::CString::into_raw)
-    }))
-    .unwrap_or(std::ptr::null_mut())
+/// The extra variable (time, an event indicator) `vr` names, if it names one.
+fn extra<M: Model>(vr: ValueReference, n_vars: usize) -> Option<Extra> {
+    Extra::of(vr, n_vars, M::EVENT_INDICATORS)
 }

@@ -73,7 +73,7 @@ fn check_settable<M: Model>(inst: &Instance3<M>, vrs: &[ValueReference]) -> Resu
             Some(Extra::Indicator(i)) => {
                 return Err(format!(
                     "{} (vr {vr}) is a calculated local variable and cannot be set",
-                    crate::fmi3::extra::indicator_name(i)
+                    indicator_name(i)
                 ))
             }
             None => {}
