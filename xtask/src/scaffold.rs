@@ -362,7 +362,7 @@ impl Model for {Name} {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        dx[0] = self.acceleration();
+        dx[Self::STATE.w] = self.acceleration();
     }
 
     fn update_outputs(&mut self, _t: f64) {

@@ -375,9 +375,17 @@ impl Model for ChainDrive {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let m = self.motion();
-        dx[..3].copy_from_slice(&m.speeds);
-        dx[3..6].copy_from_slice(&m.dw);
-        dx[6] = m.power_dissipated;
+        let s = Self::STATE;
+        for (angle, speed) in [s.theta_ds, s.theta_sa, s.theta_rw]
+            .into_iter()
+            .zip(m.speeds)
+        {
+            dx[angle] = speed;
+        }
+        for (speed, acceleration) in [s.w_ds, s.w_sa, s.w_rw].into_iter().zip(m.dw) {
+            dx[speed] = acceleration;
+        }
+        dx[s.energy_dissipated] = m.power_dissipated;
     }
 
     /// Full chain: per run, min(e, e + c/k de/dt), positive exactly while it pulls, on the

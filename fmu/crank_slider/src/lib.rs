@@ -203,8 +203,8 @@ impl Model for CrankSlider {
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let (a, l) = (self.crank_radius, self.rod_length);
         let k = geometry::at(a, l, self.phi);
-        dx[0] = self.w;
-        dx[1] = self.acceleration(k.sp, k.spp);
+        dx[Self::STATE.phi] = self.w;
+        dx[Self::STATE.w] = self.acceleration(k.sp, k.spp);
     }
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does: the

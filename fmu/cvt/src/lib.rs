@@ -368,7 +368,12 @@ impl Model for Cvt {
                 } else {
                     0.0
                 };
-                dx.copy_from_slice(&[self.w1, m.a1, m.cfg.rho * self.w1, v2, m.a2]);
+                let s = Self::STATE;
+                dx[s.phi1] = self.w1;
+                dx[s.w1] = m.a1;
+                dx[s.phi2] = m.cfg.rho * self.w1;
+                dx[s.s2] = v2;
+                dx[s.v2] = m.a2;
             }
             // Only reachable on a rejected trial step far outside the checked travel: NaN makes
             // the integrator shrink the step or fail, and a failed step restores the state.

@@ -37,6 +37,12 @@
 //!   whose value it takes when initialization ends (before `Model::initialize`, which sets the
 //!   states computed otherwise).
 //!
+//! The derive also writes `<Name>States`, each state's index in the state vector by name (a
+//! field's name, or an array element's variable name; an embedded part's states under the
+//! field that embeds it), and the constant `Name::STATE`. A model writes its derivatives by
+//! state name, so that the declaration order in another crate cannot misplace one:
+//! `dx[Self::STATE.gear.w_b] = a_b`.
+//!
 //! `#[variables]` embeds a field whose type derives `Variables`: its declarations, states
 //! included, come in at that place. `#[variables(depends_on(a, b) = NAMES)]` (and
 //! `initial_depends_on(...)`) replaces the dependencies of the embedded variables named.
@@ -299,6 +305,8 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     // `+ output * 0.0` for each Real output: the sum is 0 when all are finite, NaN otherwise.
     let mut output_zeros = Vec::new();
     let mut lenses = Vec::new();
+    // Each state's slot in the index struct: its name, type and index from an offset `o`.
+    let mut slots: Vec<(Ident, Tokens, Tokens)> = Vec::new();
     // The offset of the next state in the vector, and the angle bits so far.
     let mut offset = quote!(0usize);
     let mut angles = quote!(0u64);
@@ -358,6 +366,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                     #(#overrides)*
                 }});
                 let n = quote!(<#ty as #rt::Variables>::STATES);
+                slots.push((
+                    ident.clone(),
+                    quote!(<#ty as #rt::Variables>::StateIndex),
+                    quote!(<<#ty as #rt::Variables>::StateIndex>::at(o + #offset)),
+                ));
                 get.push(quote!(#rt::Variables::get_states(&self.#ident, &mut x[#offset..#offset + #n]);));
                 set.push(quote!(#rt::Variables::set_states(&mut self.#ident, &x[#offset..#offset + #n]);));
                 start_states.push(quote!(#rt::Variables::start_states(&mut self.#ident);));
@@ -443,6 +456,22 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                         if d.angle {
                             angles = quote!(#angles | (1u64 << (#offset)));
                         }
+                        // Named after the field, or an array's element after its variable.
+                        let slot = match (&d.index, &d.name) {
+                            (None, _) => ident.clone(),
+                            (Some(_), Some(n)) => {
+                                syn::parse_str::<Ident>(&n.value()).map_err(|_| {
+                                    syn::Error::new(
+                                        n.span(),
+                                        "a state element's name is an identifier",
+                                    )
+                                })?
+                            }
+                            (Some(i), None) => {
+                                return Err(syn::Error::new(i.span(), "an element needs a `name`"))
+                            }
+                        };
+                        slots.push((slot, quote!(usize), quote!(o + #offset)));
                         offset = quote!(#offset + 1);
                     }
                     declare.push(quote!(vars.push(#var);));
@@ -451,7 +480,36 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         }
     }
 
+    let index = format_ident!("{}States", name);
+    let index_doc = format!(
+        "The index of each state of [`{name}`] in the state vector, by name: a model writes its \
+         derivatives as `dx[Self::STATE.w] = ...` (written by `#[derive(Variables)]`)."
+    );
+    let slot_names = slots.iter().map(|s| &s.0);
+    let slot_types = slots.iter().map(|s| &s.1);
+    let slot_names2 = slots.iter().map(|s| &s.0);
+    let slot_values = slots.iter().map(|s| &s.2);
     Ok(quote! {
+        #[doc = #index_doc]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #vis struct #index {
+            #(pub #slot_names: #slot_types,)*
+        }
+
+        impl #index {
+            /// The indices for states that start at `o` in the vector.
+            #[allow(unused_variables, clippy::identity_op)]
+            pub const fn at(o: usize) -> Self {
+                #index { #(#slot_names2: #slot_values,)* }
+            }
+        }
+
+        impl #name {
+            /// Each state's index in the state vector, by name.
+            #[allow(dead_code)]
+            pub const STATE: #index = #index::at(0);
+        }
+
         impl ::core::default::Default for #name {
             fn default() -> Self {
                 #name { #(#defaults),* }
@@ -463,6 +521,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         impl #rt::Variables for #name {
             const STATES: usize = #offset;
             const ANGLES: u64 = #angles;
+            type StateIndex = #index;
 
             #[allow(unused_variables)]
             fn declare<L: #rt::Lens<Inner = Self>>(vars: &mut ::std::vec::Vec<::fmu_runtime::Var<L::Outer>>) {

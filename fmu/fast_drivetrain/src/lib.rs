@@ -532,7 +532,10 @@ impl Model for FastDrivetrain {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let w = self.spin();
-        dx.copy_from_slice(&[w, self.generalized_force(w), self.d_spin * w * w]);
+        let s = Self::STATE;
+        dx[s.theta_ds] = w;
+        dx[s.p] = self.generalized_force(w);
+        dx[s.energy_damping] = self.d_spin * w * w;
     }
 
     fn check_inputs(&self) -> Result<(), Invalid> {

@@ -46,8 +46,9 @@ impl Model for Gear {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        dx[0] = self.gear.w_b;
-        dx[1] = self.acceleration_b();
+        let s = Self::STATE.gear;
+        dx[s.phi_b] = self.gear.w_b;
+        dx[s.w_b] = self.acceleration_b();
     }
 
     fn update_outputs(&mut self, _t: f64) {

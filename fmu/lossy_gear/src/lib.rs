@@ -296,7 +296,10 @@ impl Model for LossyGear {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let m = self.motion(self.mode);
-        dx.copy_from_slice(&[self.gear.w_b, m.a_b, m.power_loss]);
+        let s = Self::STATE;
+        dx[s.gear.phi_b] = self.gear.w_b;
+        dx[s.gear.w_b] = m.a_b;
+        dx[s.energy_loss] = m.power_loss;
     }
 
     /// Rolling: the speed w_a (on the side of the direction) and the loss table's breakpoints

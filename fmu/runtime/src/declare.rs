@@ -13,6 +13,9 @@ pub trait Variables: Default + 'static {
     /// increments matter, so the integrator controls their error relative to the distance
     /// travelled rather than to their value.
     const ANGLES: u64;
+    /// Each state's index by name (the derive's `<Model>States`; `()` for a part written by
+    /// hand). The model's `Self::STATE` holds it, for writing derivatives by state name.
+    type StateIndex: Copy;
 
     /// Appends the variables, in declaration order, reached in the whole model through `L`.
     fn declare<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>);
@@ -125,4 +128,53 @@ pub const fn concat_names<const N: usize>(parts: &[&[&'static str]]) -> [&'stati
     }
     assert!(i == N, "concat_names: N is not the total length");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Variables;
+
+    #[derive(Debug, Clone, fmu_declare::Variables)]
+    struct Part {
+        #[output(state, derivative = "w")]
+        phi: f64,
+        #[output(state, derivative = "a")]
+        w: f64,
+        #[output]
+        a: f64,
+    }
+
+    #[derive(Debug, Clone, fmu_declare::Variables)]
+    struct Whole {
+        #[output(name = "q0", index = 0, state, derivative = "r0")]
+        #[output(name = "q1", index = 1, state, derivative = "r1")]
+        #[start([0.0; 2])]
+        q: [f64; 2],
+        #[output(name = "r0", index = 0)]
+        #[output(name = "r1", index = 1)]
+        #[start([0.0; 2])]
+        r: [f64; 2],
+        #[variables]
+        part: Part,
+        #[output(state, derivative = "r0")]
+        energy: f64,
+    }
+
+    #[test]
+    fn each_state_is_at_its_named_index() {
+        let mut m = Whole::default();
+        (m.q, m.part.phi, m.part.w, m.energy) = ([1.0, 2.0], 3.0, 4.0, 5.0);
+        let mut x = [0.0; Whole::STATES];
+        m.get_states(&mut x);
+        let s = Whole::STATE;
+        assert_eq!(
+            [s.q0, s.q1, s.part.phi, s.part.w, s.energy],
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!(
+            [x[s.q0], x[s.q1], x[s.part.phi], x[s.part.w], x[s.energy]],
+            [1.0, 2.0, 3.0, 4.0, 5.0]
+        );
+        assert_eq!(Part::STATE.w, 1);
+    }
 }

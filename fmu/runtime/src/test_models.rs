@@ -57,6 +57,7 @@ macro_rules! test_states {
         impl $crate::declare::Variables for $model {
             const STATES: usize = <[&str]>::len(&[$(stringify!($field)),*]);
             const ANGLES: u64 = 0;
+            type StateIndex = ();
             fn declare<L: $crate::declare::Lens<Inner = Self>>(_: &mut Vec<$crate::Var<L::Outer>>) {}
             #[allow(unused_assignments, unused_mut, unused_variables)]
             fn get_states(&self, x: &mut [f64]) {

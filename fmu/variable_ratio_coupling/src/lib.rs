@@ -74,8 +74,9 @@ impl Model for VariableRatioCoupling {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let q = self.torques();
-        dx[0] = q.phi_dot;
-        dx[1] = q.power_loss;
+        let s = Self::STATE.compliance;
+        dx[s.phi] = q.phi_dot;
+        dx[s.energy_loss] = q.power_loss;
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {

@@ -137,12 +137,13 @@ impl Model for VariableRatioTransmission {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let q = self.torques();
-        dx[0] = self.w_b;
-        dx[1] = (self.tau_b_ext - q.tau_b) / self.j_b;
-        dx[2] = self.w_f;
-        dx[3] = (self.tau_f_ext - q.tau_f) / self.j_f;
-        dx[4] = q.phi_dot;
-        dx[5] = q.power_loss;
+        let s = Self::STATE;
+        dx[s.phi_b] = self.w_b;
+        dx[s.w_b] = (self.tau_b_ext - q.tau_b) / self.j_b;
+        dx[s.phi_f] = self.w_f;
+        dx[s.w_f] = (self.tau_f_ext - q.tau_f) / self.j_f;
+        dx[s.compliance.phi] = q.phi_dot;
+        dx[s.compliance.energy_loss] = q.power_loss;
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {

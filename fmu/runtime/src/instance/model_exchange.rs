@@ -316,6 +316,7 @@ mod tests {
     impl crate::declare::Variables for Drift {
         const STATES: usize = 1;
         const ANGLES: u64 = 0;
+        type StateIndex = ();
         fn declare<L: crate::declare::Lens<Inner = Self>>(vars: &mut Vec<crate::Var<L::Outer>>) {
             vars.push(crate::Var::input("u", crate::real!(u)));
         }

@@ -118,6 +118,7 @@ mod tests {
     impl<const RIGHT: bool> Variables for Probe<RIGHT> {
         const STATES: usize = 0;
         const ANGLES: u64 = 0;
+        type StateIndex = ();
         fn declare<L: Lens<Inner = Self>>(_: &mut Vec<Var<L::Outer>>) {}
         fn get_states(&self, _: &mut [f64]) {}
         fn set_states(&mut self, _: &[f64]) {}

@@ -20,6 +20,7 @@ const W: f64 = 400.0;
 impl<const SIXTH: bool> crate::declare::Variables for Oscillator<SIXTH> {
     const STATES: usize = 2;
     const ANGLES: u64 = 0;
+    type StateIndex = ();
     fn declare<L: crate::declare::Lens<Inner = Self>>(_: &mut Vec<crate::Var<L::Outer>>) {}
     fn get_states(&self, x: &mut [f64]) {
         x.copy_from_slice(&[self.x, self.v]);
