@@ -308,13 +308,31 @@ impl HalfBike {
             + f64::MIN_POSITIVE
     }
 
+    /// Each run's extension and its rate, and the runs' gradients `A = dL/dq`.
+    fn stretch(&self, r: &Runs, q: V3, w: V3, rest: Rest) -> ([f64; 2], [f64; 2], (V3, V3)) {
+        let (l_u, l_l) = self.lengths_at(r, q);
+        let (a_u, a_l) = self.gradients(r);
+        (
+            [l_u - rest.l_u0, l_l - rest.l_l0],
+            [dot(a_u, w), dot(a_l, w)],
+            (a_u, a_l),
+        )
+    }
+
+    /// The full model's event indicators, as [`Self::full`] reports them, without its
+    /// dynamics: the indicators are evaluated more often than the derivatives.
+    pub fn full_indicators(&self, q: V3, w: V3, rest: Rest) -> [f64; 2] {
+        let ([e_u, e_l], [de_u, de_l], _) = self.stretch(&self.layout.runs(q[1]), q, w, rest);
+        [
+            self.taut_indicator(e_u, de_u),
+            self.taut_indicator(e_l, de_l),
+        ]
+    }
+
     /// Full elastic chain: each run pulls with `k e + c de/dt` while taut (`mode`).
     pub fn full(&self, q: V3, w: V3, u: Inputs, rest: Rest, mode: i32) -> Motion {
         let r = self.layout.runs(q[1]);
-        let (l_u, l_l) = self.lengths_at(&r, q);
-        let (e_u, e_l) = (l_u - rest.l_u0, l_l - rest.l_l0);
-        let (a_u, a_l) = self.gradients(&r);
-        let (de_u, de_l) = (dot(a_u, w), dot(a_l, w));
+        let ([e_u, e_l], [de_u, de_l], (a_u, a_l)) = self.stretch(&r, q, w, rest);
         let taut_u = mode == UPPER || mode == BOTH;
         let taut_l = mode == LOWER || mode == BOTH;
         let t_u = if taut_u {

@@ -375,7 +375,7 @@ impl Model for ChainDrive {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let m = self.motion();
-        let s = Self::STATE;
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         for (angle, speed) in [s.theta_ds, s.theta_sa, s.theta_rw]
             .into_iter()
             .zip(m.speeds)
@@ -400,16 +400,21 @@ impl Model for ChainDrive {
         use Side::{Negative, Positive};
         const TENSION: f64 = 1e3 * HYSTERESIS;
         let length = TENSION / self.bike.k;
-        let motion = self.motion();
+        // The full model's indicators need no dynamics; the QSS model solves its swing-arm
+        // angle, and the inextensible one its tension, in the motion.
+        let (th_sa, g) = match self.chain_model {
+            QSS | INEXTENSIBLE => {
+                let m = self.motion();
+                (m.q[1], m.indicators)
+            }
+            _ => (
+                self.q[1],
+                self.bike.full_indicators(self.q, self.w, self.lengths()),
+            ),
+        };
         let layout = &self.bike.layout;
         let size = layout.r_ds + layout.r_ws;
-        z.set(
-            2,
-            layout.clearance(motion.q[1]),
-            Positive,
-            HYSTERESIS * size,
-        );
-        let g = motion.indicators;
+        z.set(2, layout.clearance(th_sa), Positive, HYSTERESIS * size);
         let taut = |run| Side::of(self.mode == run || self.mode == BOTH);
         let sides = match (self.chain_model, self.mode) {
             (QSS, mode) => [(Side::of(mode == UPPER), TENSION), (Positive, TENSION)],

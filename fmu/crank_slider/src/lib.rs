@@ -203,15 +203,17 @@ impl Model for CrankSlider {
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let (a, l) = (self.crank_radius, self.rod_length);
         let k = geometry::at(a, l, self.phi);
-        dx[Self::STATE.phi] = self.w;
-        dx[Self::STATE.w] = self.acceleration(k.sp, k.spp);
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        dx[s.phi] = self.w;
+        dx[s.w] = self.acceleration(k.sp, k.spp);
     }
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does: the
     /// indicator is sin(phi), on the side the crank last left a dead centre to. Resting at the
     /// dead centre it started at (side 0), it is |sin(phi)|: leaving either way is an event.
-    /// Hysteresis 1e-15, which moves a passage by 1e-15/|w| s: dead centres stay timed to a
-    /// few hundred ulp.
+    /// Hysteresis 1e-15 + 4 eps |phi| (`dead_centre_hysteresis`: above the rounding of
+    /// sin(phi)), which moves a passage by that over |w| s: dead centres stay timed to a few
+    /// hundred ulp.
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
         let (s, h) = (sin(self.phi), dead_centre_hysteresis(self.phi));
         match self.side {

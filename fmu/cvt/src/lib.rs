@@ -368,7 +368,7 @@ impl Model for Cvt {
                 } else {
                     0.0
                 };
-                let s = Self::STATE;
+                let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
                 dx[s.phi1] = self.w1;
                 dx[s.w1] = m.a1;
                 dx[s.phi2] = m.cfg.rho * self.w1;

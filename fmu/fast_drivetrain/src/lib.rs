@@ -532,7 +532,7 @@ impl Model for FastDrivetrain {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let w = self.spin();
-        let s = Self::STATE;
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.theta_ds] = w;
         dx[s.p] = self.generalized_force(w);
         dx[s.energy_damping] = self.d_spin * w * w;

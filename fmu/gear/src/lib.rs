@@ -46,7 +46,7 @@ impl Model for Gear {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let s = Self::STATE.gear;
+        let (s, dx) = (Self::STATE.gear, &mut dx[..Self::STATES]);
         dx[s.phi_b] = self.gear.w_b;
         dx[s.w_b] = self.acceleration_b();
     }

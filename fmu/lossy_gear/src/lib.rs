@@ -296,7 +296,7 @@ impl Model for LossyGear {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let m = self.motion(self.mode);
-        let s = Self::STATE;
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.gear.phi_b] = self.gear.w_b;
         dx[s.gear.w_b] = m.a_b;
         dx[s.energy_loss] = m.power_loss;

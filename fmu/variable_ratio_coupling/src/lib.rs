@@ -74,7 +74,7 @@ impl Model for VariableRatioCoupling {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let q = self.torques();
-        let s = Self::STATE.compliance;
+        let (s, dx) = (Self::STATE.compliance, &mut dx[..Self::STATES]);
         dx[s.phi] = q.phi_dot;
         dx[s.energy_loss] = q.power_loss;
     }

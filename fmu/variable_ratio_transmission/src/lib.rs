@@ -137,7 +137,7 @@ impl Model for VariableRatioTransmission {
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         let q = self.torques();
-        let s = Self::STATE;
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.phi_b] = self.w_b;
         dx[s.w_b] = (self.tau_b_ext - q.tau_b) / self.j_b;
         dx[s.phi_f] = self.w_f;

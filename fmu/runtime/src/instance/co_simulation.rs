@@ -15,12 +15,17 @@ impl<M: Model> Instance<M> {
     }
 
     /// The integrator for the current tolerance, built (it allocates) only when that changed.
+    #[inline(always)]
     pub(super) fn integrator(&mut self) -> &mut Integrator<M> {
-        let tolerance = self.tolerance;
-        if self.integrator.as_ref().map(Integrator::rtol) != Some(tolerance) {
-            self.integrator = Some(Integrator::new(tolerance));
+        if self.integrator.as_ref().map(Integrator::rtol) != Some(self.tolerance) {
+            self.build_integrator();
         }
         self.integrator.as_mut().expect("built above")
+    }
+
+    #[cold]
+    fn build_integrator(&mut self) {
+        self.integrator = Some(Integrator::new(self.tolerance));
     }
 
     /// First time derivatives of Real outputs at the current time (`fmi2GetRealOutputDerivatives`,
@@ -122,22 +127,7 @@ impl<M: Model> Instance<M> {
     /// at an event in Event Mode, or where the importer asked for an early return): the
     /// instance is then at the time where it ended, which is returned.
     pub(crate) fn step_with(&mut self, tc: f64, h: f64, stops: Stops) -> Result<Ended, String> {
-        let t = self.time;
-        let eps = 1e-9 * t.abs().max(1.0);
-        if !(h.is_finite() && h > 0.0) {
-            return Err(format!("communicationStepSize = {h} must be positive"));
-        }
-        if !tc.is_finite() || (tc - t).abs() > eps {
-            return Err(format!(
-                "currentCommunicationPoint = {tc} does not match the FMU time {t}"
-            ));
-        }
-        let t_end = tc + h;
-        if let Some(stop) = self.stop_time {
-            if t_end > stop + eps {
-                return Err(format!("a step to t = {t_end} passes the stop time {stop}"));
-            }
-        }
+        let t_end = self.step_end(tc, h)?;
         if let Err(e) = self.model.check_inputs() {
             return self.failed(format!("t = {tc}: step refused: {e}"));
         }
@@ -192,6 +182,42 @@ impl<M: Model> Instance<M> {
             Ended::Event(t) | Ended::Paused(t) => t,
         };
         integrator.apply_inputs(&mut self.model, t_reached);
+        self.finish_step(before, tc, t_reached, trial_step)?;
+        Ok(ended)
+    }
+
+    /// The end of a step from `tc` over `h`, if the step is one the instance can take.
+    #[inline(always)]
+    fn step_end(&self, tc: f64, h: f64) -> Result<f64, String> {
+        let t = self.time;
+        let eps = 1e-9 * t.abs().max(1.0);
+        if !(h.is_finite() && h > 0.0) {
+            return Err(format!("communicationStepSize = {h} must be positive"));
+        }
+        if !tc.is_finite() || (tc - t).abs() > eps {
+            return Err(format!(
+                "currentCommunicationPoint = {tc} does not match the FMU time {t}"
+            ));
+        }
+        let t_end = tc + h;
+        match self.stop_time {
+            Some(stop) if t_end > stop + eps => {
+                Err(format!("a step to t = {t_end} passes the stop time {stop}"))
+            }
+            _ => Ok(t_end),
+        }
+    }
+
+    /// After integrating to `t_reached`: the outputs there, or the model as it was `before` the
+    /// step and the Error state where one is not finite.
+    #[inline(always)]
+    fn finish_step(
+        &mut self,
+        before: M,
+        tc: f64,
+        t_reached: f64,
+        trial_step: f64,
+    ) -> Result<(), String> {
         self.model.update_outputs(t_reached);
         if let Some(why) = self.outputs_not_finite() {
             self.model = before;
@@ -202,7 +228,7 @@ impl<M: Model> Instance<M> {
         self.unrepresentable = None;
         self.time = t_reached;
         self.last_successful_time = t_reached;
-        Ok(ended)
+        Ok(())
     }
 
     pub fn last_successful_time(&self) -> f64 {
