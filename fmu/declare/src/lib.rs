@@ -46,9 +46,14 @@
 //! `#[variables]` embeds a field whose type derives `Variables`: its declarations, states
 //! included, come in at that place. `#[variables(depends_on(a, b) = NAMES)]` (and
 //! `initial_depends_on(...)`) replaces the dependencies of the embedded variables named.
-//! `#[variables(with = Self::family)]` declares a field's variables by a function
-//! `fn family<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>)`, for families of
-//! parameters written by a macro.
+//! `#[variables(with = Self::family, names = &FAMILY_NAMES)]` declares a field's variables by
+//! a function `fn family<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>)`, for families
+//! of parameters written by a macro; `names` lists the names it declares.
+//!
+//! Every name a dependency list gives is checked at compile time: the derive writes the
+//! model's names and lists (`Variables::NAMES`, `Variables::DEPENDENCIES`), and `export_fmu!`
+//! evaluates `check_dependencies`, so a misspelt name fails the build with "the dependencies
+//! of `y` name `uu`, which the model does not declare".
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -113,13 +118,15 @@ struct Declaration {
 #[derive(Default)]
 struct Embedding {
     with: Option<ExprPath>,
+    /// The names of the variables `with` declares (a `&[&str]`), for the dependency check.
+    names: Option<Expr>,
     /// (names, is initial, dependencies)
     overrides: Vec<(Vec<Ident>, bool, Expr)>,
 }
 
 enum Role {
     Plain(Vec<Declaration>),
-    Embedded(Embedding),
+    Embedded(Box<Embedding>),
 }
 
 struct Field {
@@ -192,6 +199,7 @@ fn parse_embedding(attr: &syn::Attribute) -> syn::Result<Embedding> {
         let key = key_of(&meta);
         match key.as_str() {
             "with" => e.with = Some(meta.value()?.parse()?),
+            "names" => e.names = Some(meta.value()?.parse()?),
             "depends_on" | "initial_depends_on" => {
                 let content;
                 syn::parenthesized!(content in meta.input);
@@ -235,7 +243,7 @@ fn parse_field(f: &syn::Field) -> syn::Result<Field> {
                 "a field is either #[variables] or declares variables, not both",
             ))
         }
-        (Some(e), true) => Role::Embedded(e),
+        (Some(e), true) => Role::Embedded(Box::new(e)),
         (None, _) => Role::Plain(declarations),
     };
     if let Role::Plain(ds) = &role {
@@ -307,6 +315,15 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut lenses = Vec::new();
     // Each state's slot in the index struct: its name, type and index from an offset `o`.
     let mut slots: Vec<(Ident, Tokens, Tokens)> = Vec::new();
+    // Every variable name (own ones, then each embedded part's or family's list) and every
+    // dependency list (own ones, then each embedded part's), for the compile-time check.
+    let mut own_names = Vec::new();
+    let mut name_parts = Vec::new();
+    // Each list once (a constant such as `DYNAMIC` serves many variables), named after the
+    // first variable that declares it, so that the check stays quick.
+    let mut own_dependencies = Vec::new();
+    let mut lists_seen = std::collections::HashSet::new();
+    let mut dependency_parts = Vec::new();
     // The offset of the next state in the vector, and the angle bits so far.
     let mut offset = quote!(0usize);
     let mut angles = quote!(0u64);
@@ -327,8 +344,33 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         match &f.role {
             Role::Embedded(e) => {
                 if let Some(with) = &e.with {
+                    let Some(family) = &e.names else {
+                        return Err(syn::Error::new(
+                            ident.span(),
+                            "a family declared `with` a function lists its variables: add `names = LIST`",
+                        ));
+                    };
+                    name_parts.push(quote!(#family));
                     declare.push(quote!(#with::<L>(vars);));
                     continue;
+                }
+                name_parts.push(quote!(<#ty as #rt::Variables>::NAMES));
+                dependency_parts.push(quote!(<#ty as #rt::Variables>::DEPENDENCIES));
+                for (which, initial, deps) in &e.overrides {
+                    let deps = names(deps);
+                    let which: Vec<String> = which.iter().map(|i| i.to_string()).collect();
+                    if lists_seen.insert(deps.to_string()) {
+                        let w = which.first().cloned().unwrap_or_else(|| ident.to_string());
+                        own_dependencies.push(quote!(#rt::Dependencies { of: #w, names: #deps }));
+                    }
+                    let kind = if *initial {
+                        "initial_depends_on"
+                    } else {
+                        "depends_on"
+                    };
+                    let of = format!("#[variables({kind}(...))] on {ident}");
+                    own_dependencies
+                        .push(quote!(#rt::Dependencies { of: #of, names: &[#(#which),*] }));
                 }
                 let lens = format_ident!("__{}_{}", name, ident);
                 lenses.push(quote! {
@@ -408,6 +450,19 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                     if matches!(d.kind.as_str(), "output" | "support_torque") && !is_integer(ty) {
                         output_zeros.push(quote!(+ self.#place * 0.0));
                     }
+                    let declared = if d.kind == "support_torque" {
+                        quote!("tau_support")
+                    } else {
+                        var_name.clone()
+                    };
+                    own_names.push(declared.clone());
+                    for e in [&d.depends_on, &d.initial_depends_on].into_iter().flatten() {
+                        let e = names(e);
+                        if lists_seen.insert(e.to_string()) {
+                            own_dependencies
+                                .push(quote!(#rt::Dependencies { of: #declared, names: #e }));
+                        }
+                    }
                     let kind = Ident::new(&d.kind, Span::call_site());
                     let mut var = if d.kind == "support_torque" {
                         quote!(::fmu_runtime::Var::<L::Outer>::support_torque(#access))
@@ -485,6 +540,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         "The index of each state of [`{name}`] in the state vector, by name: a model writes its \
          derivatives as `dx[Self::STATE.w] = ...` (written by `#[derive(Variables)]`)."
     );
+    let (n_names, n_dependencies) = (own_names.len(), own_dependencies.len());
+    let names_len = quote!(#n_names #(+ (#name_parts).len())*);
+    let dependencies_len = quote!(#n_dependencies #(+ (#dependency_parts).len())*);
     let slot_names = slots.iter().map(|s| &s.0);
     let slot_types = slots.iter().map(|s| &s.1);
     let slot_names2 = slots.iter().map(|s| &s.0);
@@ -522,6 +580,13 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             const STATES: usize = #offset;
             const ANGLES: u64 = #angles;
             type StateIndex = #index;
+            const NAMES: &'static [&'static str] = &#rt::sorted_names::<{ #names_len }>(
+                &[&[#(#own_names),*] #(, #name_parts)*],
+            );
+            const DEPENDENCIES: &'static [#rt::Dependencies] =
+                &#rt::concat_dependencies::<{ #dependencies_len }>(
+                    &[&[#(#own_dependencies),*] #(, #dependency_parts)*],
+                );
 
             #[allow(unused_variables)]
             fn declare<L: #rt::Lens<Inner = Self>>(vars: &mut ::std::vec::Vec<::fmu_runtime::Var<L::Outer>>) {
@@ -591,6 +656,40 @@ mod tests {
             parse_quote!({ #[output(state, angle, from = phi_start, derivative = "w")] phi: f64 }),
         )
         .expect("a declared state");
+    }
+
+    #[test]
+    fn a_family_lists_its_names_and_a_state_element_is_named_as_an_identifier() {
+        let expanded = |input: DeriveInput| expand(&input).map(|_| ());
+        let refused = |r: syn::Result<()>, why: &str| match r {
+            Ok(_) => panic!("accepted; expected: {why}"),
+            Err(e) => assert!(e.to_string().contains(why), "{e}"),
+        };
+        refused(
+            expanded(parse_quote!(
+                struct M {
+                    #[variables(with = family)]
+                    f: [f64; 2],
+                }
+            )),
+            "add `names = LIST`",
+        );
+        expanded(parse_quote!(
+            struct M {
+                #[variables(with = family, names = &NAMES)]
+                f: [f64; 2],
+            }
+        ))
+        .expect("a family with its names");
+        refused(
+            expanded(parse_quote!(
+                struct M {
+                    #[output(name = "q[1]", index = 0, state, derivative = "r")]
+                    q: [f64; 1],
+                }
+            )),
+            "a state element's name is an identifier",
+        );
     }
 
     #[test]

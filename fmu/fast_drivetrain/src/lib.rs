@@ -17,11 +17,11 @@ pub const MAX_GEARS: usize = 8;
 #[derive(Debug, Clone, Variables)]
 pub struct FastDrivetrain {
     // A Real first: importers' checks read value reference 0 as one.
-    #[variables(with = shaft_variables)]
+    #[variables(with = shaft_variables, names = &SHAFT_NAMES)]
     #[start(engine_shafts())]
     shaft: [Shaft; MAX_SHAFTS],
     /// rho[g][k]: speed of shaft k over the sprocket shaft's, relative to the casing, in gear g.
-    #[variables(with = ratio_variables)]
+    #[variables(with = ratio_variables, names = &RHO_ALL)]
     #[start(engine_ratios())]
     rho: [[f64; MAX_SHAFTS]; MAX_GEARS],
     #[parameter(
@@ -278,6 +278,10 @@ macro_rules! gear_ratio_vars {
         ratio_vars!($v; $g $gn; 0 "1", 1 "2", 2 "3", 3 "4", 4 "5", 5 "6", 6 "7", 7 "8");
     )*};
 }
+
+/// The names `shaft_variables` declares.
+const SHAFT_NAMES: [&str; 5 * MAX_SHAFTS] =
+    concat_names(&[&M_NAMES, &JXX_NAMES, &JYY_NAMES, &HX_NAMES, &HZ_NAMES]);
 
 /// The parameters of every shaft, shaft by shaft.
 fn shaft_variables<L: Lens<Inner = FastDrivetrain>>(v: &mut Vec<Var<L::Outer>>) {

@@ -32,16 +32,7 @@ const INITIAL: [&str; 57] = concat_names(&[
         "tau_b",
         "nLossRows",
     ],
-    &TABLE_NAMES[0],
-    &TABLE_NAMES[1],
-    &TABLE_NAMES[2],
-    &TABLE_NAMES[3],
-    &TABLE_NAMES[4],
-    &TABLE_NAMES[5],
-    &TABLE_NAMES[6],
-    &TABLE_NAMES[7],
-    &TABLE_NAMES[8],
-    &TABLE_NAMES[9],
+    &TABLE_ALL,
 ]);
 
 /// The start values are the LossyGearDemo3 case of the seed: it made the classic model fail at
@@ -54,7 +45,7 @@ pub struct LossyGear {
     #[parameter(name = "nLossRows", start = 1, min = 1.0, max = MAX_ROWS as f64,
                 describe = "Number of rows of lossTable in use (1..10); later rows are ignored")]
     n_rows: i32,
-    #[variables(with = table_variables)]
+    #[variables(with = table_variables, names = &TABLE_ALL)]
     #[start(demo_table())]
     loss_table: [[f64; COLUMNS]; MAX_ROWS],
     #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL,
@@ -438,6 +429,20 @@ impl Model for LossyGear {
 }
 
 /// `lossTable[i,j]` names by 0-based row and column, for error messages.
+/// The names `table_variables` declares.
+const TABLE_ALL: [&str; COLUMNS * MAX_ROWS] = concat_names(&[
+    &TABLE_NAMES[0],
+    &TABLE_NAMES[1],
+    &TABLE_NAMES[2],
+    &TABLE_NAMES[3],
+    &TABLE_NAMES[4],
+    &TABLE_NAMES[5],
+    &TABLE_NAMES[6],
+    &TABLE_NAMES[7],
+    &TABLE_NAMES[8],
+    &TABLE_NAMES[9],
+]);
+
 const TABLE_NAMES: [[&str; COLUMNS]; MAX_ROWS] = {
     macro_rules! row {
         ($n:literal) => {

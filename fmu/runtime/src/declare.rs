@@ -16,6 +16,11 @@ pub trait Variables: Default + 'static {
     /// Each state's index by name (the derive's `<Model>States`; `()` for a part written by
     /// hand). The model's `Self::STATE` holds it, for writing derivatives by state name.
     type StateIndex: Copy;
+    /// Every variable name of the part, embedded parts' and families' included, sorted
+    /// ([`sorted_names`]).
+    const NAMES: &'static [&'static str] = &[];
+    /// Every dependency list the part declares, by the variable it is declared for.
+    const DEPENDENCIES: &'static [Dependencies] = &[];
 
     /// Appends the variables, in declaration order, reached in the whole model through `L`.
     fn declare<L: Lens<Inner = Self>>(vars: &mut Vec<Var<L::Outer>>);
@@ -130,51 +135,141 @@ pub const fn concat_names<const N: usize>(parts: &[&[&'static str]]) -> [&'stati
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::Variables;
+/// One dependency list as declared: `of`, the variable (or the `#[variables(...)]` override)
+/// it is declared for; `names`, the variables it names.
+#[derive(Debug, Clone, Copy)]
+pub struct Dependencies {
+    pub of: &'static str,
+    pub names: &'static [&'static str],
+}
 
-    #[derive(Debug, Clone, fmu_declare::Variables)]
-    struct Part {
-        #[output(state, derivative = "w")]
-        phi: f64,
-        #[output(state, derivative = "a")]
-        w: f64,
-        #[output]
-        a: f64,
+/// The dependency lists of several parts in one, at compile time; `N` is the total length.
+pub const fn concat_dependencies<const N: usize>(parts: &[&[Dependencies]]) -> [Dependencies; N] {
+    let mut out = [Dependencies { of: "", names: &[] }; N];
+    let (mut i, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut j = 0;
+        while j < parts[p].len() {
+            out[i] = parts[p][j];
+            i += 1;
+            j += 1;
+        }
+        p += 1;
     }
+    assert!(i == N, "concat_dependencies: N is not the total length");
+    out
+}
 
-    #[derive(Debug, Clone, fmu_declare::Variables)]
-    struct Whole {
-        #[output(name = "q0", index = 0, state, derivative = "r0")]
-        #[output(name = "q1", index = 1, state, derivative = "r1")]
-        #[start([0.0; 2])]
-        q: [f64; 2],
-        #[output(name = "r0", index = 0)]
-        #[output(name = "r1", index = 1)]
-        #[start([0.0; 2])]
-        r: [f64; 2],
-        #[variables]
-        part: Part,
-        #[output(state, derivative = "r0")]
-        energy: f64,
+/// Byte order of two names: negative, zero or positive.
+const fn order(a: &str, b: &str) -> i32 {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] as i32 - b[i] as i32;
+        }
+        i += 1;
     }
+    a.len() as i32 - b.len() as i32
+}
 
-    #[test]
-    fn each_state_is_at_its_named_index() {
-        let mut m = Whole::default();
-        (m.q, m.part.phi, m.part.w, m.energy) = ([1.0, 2.0], 3.0, 4.0, 5.0);
-        let mut x = [0.0; Whole::STATES];
-        m.get_states(&mut x);
-        let s = Whole::STATE;
-        assert_eq!(
-            [s.q0, s.q1, s.part.phi, s.part.w, s.energy],
-            [0, 1, 2, 3, 4]
-        );
-        assert_eq!(
-            [x[s.q0], x[s.q1], x[s.part.phi], x[s.part.w], x[s.energy]],
-            [1.0, 2.0, 3.0, 4.0, 5.0]
-        );
-        assert_eq!(Part::STATE.w, 1);
+/// [`concat_names`], sorted: the compile-time check looks each dependency up by bisection,
+/// which keeps it to a fraction of a second for the largest model.
+pub const fn sorted_names<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = concat_names::<N>(parts);
+    let mut i = 1;
+    while i < N {
+        let mut j = i;
+        while j > 0 && order(out[j - 1], out[j]) > 0 {
+            (out[j - 1], out[j]) = (out[j], out[j - 1]);
+            j -= 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether the sorted `names` hold `name`.
+const fn holds(names: &[&str], name: &str) -> bool {
+    let (mut low, mut high) = (0, names.len());
+    while low < high {
+        let mid = (low + high) / 2;
+        let o = order(names[mid], name);
+        if o == 0 {
+            return true;
+        } else if o < 0 {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    false
+}
+
+/// Appends `s` to the message in `buf` at `at`; returns the new end (cut at the buffer's end).
+const fn append(buf: &mut [u8; 240], mut at: usize, s: &str) -> usize {
+    let s = s.as_bytes();
+    let mut i = 0;
+    while i < s.len() && at < buf.len() {
+        buf[at] = s[i];
+        (i, at) = (i + 1, at + 1);
+    }
+    at
+}
+
+/// Fails the build of model `M` where a dependency list names a variable `M` does not declare:
+/// `export_fmu!` evaluates it at compile time, so that a misspelt name is a compile error
+/// naming the variable and the list.
+///
+/// ```
+/// use fmu_runtime::Variables;
+///
+/// #[derive(Debug, Clone, Variables)]
+/// struct Plant {
+///     #[input]
+///     u: f64,
+///     #[output(depends_on = ["u"])]
+///     y: f64,
+/// }
+/// const _: () = fmu_runtime::declare::check_dependencies::<Plant>();
+/// ```
+///
+/// The same with `"u"` misspelt does not compile ("the dependencies of `y` name `uu`, which the
+/// model does not declare"):
+///
+/// ```compile_fail
+/// use fmu_runtime::Variables;
+///
+/// #[derive(Debug, Clone, Variables)]
+/// struct Plant {
+///     #[input]
+///     u: f64,
+///     #[output(depends_on = ["uu"])]
+///     y: f64,
+/// }
+/// const _: () = fmu_runtime::declare::check_dependencies::<Plant>();
+/// ```
+pub const fn check_dependencies<M: Variables>() {
+    let (names, lists) = (M::NAMES, M::DEPENDENCIES);
+    let mut l = 0;
+    while l < lists.len() {
+        let mut d = 0;
+        while d < lists[l].names.len() {
+            let name = lists[l].names[d];
+            if !holds(names, name) {
+                let mut buf = [0u8; 240];
+                let mut at = append(&mut buf, 0, "the dependencies of `");
+                at = append(&mut buf, at, lists[l].of);
+                at = append(&mut buf, at, "` name `");
+                at = append(&mut buf, at, name);
+                at = append(&mut buf, at, "`, which the model does not declare");
+                match core::str::from_utf8(buf.split_at(at).0) {
+                    Ok(message) => panic!("{}", message),
+                    Err(_) => panic!("a dependency names a variable the model does not declare"),
+                }
+            }
+            d += 1;
+        }
+        l += 1;
     }
 }

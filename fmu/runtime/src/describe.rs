@@ -97,71 +97,6 @@ fn indices<M>(vars: &[Var<M>], names: Option<&[&str]>) -> Option<Vec<usize>> {
 pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelDescription {
     let vars = M::variables();
     let defaults = M::default();
-    let model_variables = vars
-        .iter()
-        .enumerate()
-        .map(|(vr, v)| {
-            let start = has_start(v);
-            let kind = match &v.access {
-                Access::Real { get, .. } => md::VariableType::Real {
-                    start: start.then(|| get(&defaults)),
-                    unit: v.unit.map(String::from),
-                    display_unit: v
-                        .unit
-                        .and_then(|u| unit_entry(u).2)
-                        .map(|d| d.0.to_string()),
-                    min: v.min,
-                    max: v.max,
-                    derivative: v.derivative_of.map(|s| index_of(&vars, s)),
-                },
-                Access::Integer { get, .. } => md::VariableType::Integer {
-                    start: start.then(|| get(&defaults)),
-                    min: v.min.map(|x| x as i32),
-                    max: v.max.map(|x| x as i32),
-                },
-            };
-            md::ScalarVariable {
-                name: v.name.into(),
-                value_reference: vr as u32,
-                description: v.description.into(),
-                causality: v.causality,
-                variability: v.variability,
-                initial: v.initial,
-                kind,
-            }
-        })
-        .collect();
-
-    let unknown = |i: usize, deps: Option<&[&str]>| md::Unknown {
-        index: i + 1,
-        dependencies: indices(&vars, deps),
-    };
-    let mut structure = md::ModelStructure::default();
-    for (i, v) in vars.iter().enumerate() {
-        if v.causality == Causality::Output {
-            structure.outputs.push(unknown(i, v.depends_on));
-        }
-        if v.derivative_of.is_some() {
-            structure.derivatives.push(unknown(i, v.depends_on));
-        }
-    }
-    // States are the variables a derivative points at.
-    let states: Vec<&str> = vars.iter().filter_map(|v| v.derivative_of).collect();
-    for (i, v) in vars.iter().enumerate() {
-        let calculated = !matches!(v.initial, Some(Initial::Exact))
-            && v.causality != Causality::Input
-            && v.variability != Variability::Constant;
-        let initial_unknown = match v.causality {
-            Causality::Output | Causality::CalculatedParameter => calculated,
-            _ => calculated && (v.derivative_of.is_some() || states.contains(&v.name)),
-        };
-        if initial_unknown {
-            structure
-                .initial_unknowns
-                .push(unknown(i, v.initial_depends_on));
-        }
-    }
-
     let e = M::DEFAULT_EXPERIMENT;
     md::ModelDescription {
         model_name: M::NAME.into(),
@@ -190,28 +125,7 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             provides_directional_derivative: false,
             can_not_use_memory_management_functions: true,
         },
-        // The whole table, so every FMU of the project offers the same units to a tool.
-        unit_definitions: UNITS
-            .iter()
-            .map(|&(name, [kg, m, s, rad], display)| md::Unit {
-                name: name.into(),
-                base_unit: md::BaseUnit {
-                    kg,
-                    m,
-                    s,
-                    rad,
-                    factor: 1.0,
-                },
-                display_units: display
-                    .map(|(n, f)| md::DisplayUnit {
-                        name: n.into(),
-                        factor: f,
-                        offset: 0.0,
-                    })
-                    .into_iter()
-                    .collect(),
-            })
-            .collect(),
+        unit_definitions: unit_definitions(),
         log_categories: CATEGORIES
             .iter()
             .map(|(n, d)| md::LogCategory {
@@ -225,9 +139,103 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             tolerance: e.tolerance,
             step_size: e.step,
         }),
-        model_variables,
-        model_structure: structure,
+        model_variables: (0..vars.len())
+            .map(|vr| scalar_variable(&vars, vr, &defaults))
+            .collect(),
+        model_structure: model_structure(&vars),
     }
+}
+
+/// Variable `vr` of the table, its start value read from the default instance.
+fn scalar_variable<M>(vars: &[Var<M>], vr: usize, defaults: &M) -> md::ScalarVariable {
+    let v = &vars[vr];
+    let start = has_start(v);
+    let kind = match &v.access {
+        Access::Real { get, .. } => md::VariableType::Real {
+            start: start.then(|| get(defaults)),
+            unit: v.unit.map(String::from),
+            display_unit: v
+                .unit
+                .and_then(|u| unit_entry(u).2)
+                .map(|d| d.0.to_string()),
+            min: v.min,
+            max: v.max,
+            derivative: v.derivative_of.map(|s| index_of(vars, s)),
+        },
+        Access::Integer { get, .. } => md::VariableType::Integer {
+            start: start.then(|| get(defaults)),
+            min: v.min.map(|x| x as i32),
+            max: v.max.map(|x| x as i32),
+        },
+    };
+    md::ScalarVariable {
+        name: v.name.into(),
+        value_reference: vr as u32,
+        description: v.description.into(),
+        causality: v.causality,
+        variability: v.variability,
+        initial: v.initial,
+        kind,
+    }
+}
+
+/// Outputs, state derivatives and initial unknowns, with the dependencies declared.
+fn model_structure<M>(vars: &[Var<M>]) -> md::ModelStructure {
+    let unknown = |i: usize, deps: Option<&[&str]>| md::Unknown {
+        index: i + 1,
+        dependencies: indices(vars, deps),
+    };
+    let mut structure = md::ModelStructure::default();
+    for (i, v) in vars.iter().enumerate() {
+        if v.causality == Causality::Output {
+            structure.outputs.push(unknown(i, v.depends_on));
+        }
+        if v.derivative_of.is_some() {
+            structure.derivatives.push(unknown(i, v.depends_on));
+        }
+    }
+    // States are the variables a derivative points at.
+    let states: Vec<&str> = vars.iter().filter_map(|v| v.derivative_of).collect();
+    for (i, v) in vars.iter().enumerate() {
+        let calculated = !matches!(v.initial, Some(Initial::Exact))
+            && v.causality != Causality::Input
+            && v.variability != Variability::Constant;
+        let initial_unknown = match v.causality {
+            Causality::Output | Causality::CalculatedParameter => calculated,
+            _ => calculated && (v.derivative_of.is_some() || states.contains(&v.name)),
+        };
+        if initial_unknown {
+            structure
+                .initial_unknowns
+                .push(unknown(i, v.initial_depends_on));
+        }
+    }
+    structure
+}
+
+/// The whole unit table, so that every FMU of the project offers the same units to a tool.
+fn unit_definitions() -> Vec<md::Unit> {
+    UNITS
+        .iter()
+        .map(|&(name, [kg, m, s, rad], display)| md::Unit {
+            name: name.into(),
+            base_unit: md::BaseUnit {
+                kg,
+                m,
+                s,
+                rad,
+                factor: 1.0,
+            },
+            display_units: display
+                .map(|(n, f)| md::DisplayUnit {
+                    name: n.into(),
+                    factor: f,
+                    offset: 0.0,
+                })
+                .into_iter()
+                .collect(),
+        })
+        .collect()
 }
 
 fn html_escape(s: &str) -> String {

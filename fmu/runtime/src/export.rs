@@ -15,6 +15,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 #[macro_export]
 macro_rules! export_fmu {
     ($model:ty) => {
+        // A dependency that names no variable of the model fails the build here.
+        const _: () = $crate::declare::check_dependencies::<$model>();
+
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         mod fmi2_exports {
             use super::*;
@@ -63,7 +66,9 @@ macro_rules! export_fmu {
 #[cfg(feature = "no-export")]
 #[macro_export]
 macro_rules! export_fmu {
-    ($model:ty) => {};
+    ($model:ty) => {
+        const _: () = $crate::declare::check_dependencies::<$model>();
+    };
 }
 
 /// The generationDateAndTime the xtask passes (NULL: the epoch).

@@ -132,6 +132,22 @@ fn start_values_and_states() {
 }
 
 #[test]
+fn each_state_is_at_its_named_index() {
+    // Named by field (an embedded part's under its field) or, for an element, by variable.
+    let s = Whole::STATE;
+    assert_eq!([s.part.x, s.part.v, s.q1, s.q2, s.energy], [0, 1, 2, 3, 4]);
+    assert_eq!(Part::STATE.v, 1);
+    let mut m = Whole::default();
+    m.set_states(&[10.0, 11.0, 12.0, 13.0, 14.0]);
+    let mut x = [0.0; Whole::STATES];
+    m.get_states(&mut x);
+    assert_eq!(
+        [x[s.part.x], x[s.part.v], x[s.q1], x[s.q2], x[s.energy]],
+        [m.part.x, m.part.v, m.q[0], m.q[1], m.energy]
+    );
+}
+
+#[test]
 fn concat_names_joins_lists_in_order() {
     use fmu_runtime::declare::concat_names;
     const A: [&str; 2] = ["a", "b"];

@@ -158,37 +158,14 @@ impl<M: Model> Integrator<M> {
         t0: f64,
         t1: f64,
         h: &mut f64,
-        mut log_event: Option<&mut dyn FnMut(&str)>,
+        log_event: Option<&mut dyn FnMut(&str)>,
         mut stops: Stops,
     ) -> Result<StepStats, StepError> {
-        // The message is only written when someone reads it: formatting a time costs more than
-        // the step it describes.
-        let mut log = |text: &dyn Fn() -> String| {
-            if let Some(log) = log_event.as_mut() {
-                log(&text())
-            }
-        };
+        let mut log = EventLog(log_event);
         let mut stats = StepStats::default();
         let mut segments = 0;
         let mut t = t0;
-        // Inputs may have jumped at the communication point: settle the modes first, because a
-        // condition that is already true at the start of a segment is no zero crossing.
-        self.apply_inputs(model, t);
-        // After a mode change the step size learned before says little, and an indicator may
-        // start at zero: the solver then starts with a first step of its own estimate.
-        let mut restart = event_iteration(model, t)? > 0;
-        if restart {
-            log(&|| {
-                format!(
-                    "mode change at the communication point t = {t}{}",
-                    described(model, t)
-                )
-            });
-        }
-        if !(h.is_finite() && *h > 0.0) {
-            *h = t1 - t0;
-            restart = true;
-        }
+        let mut restart = self.settle(model, t0, t1, h, &mut log)?;
         while t1 - t > time_epsilon(t1) {
             let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
             let t_stop = time_event.unwrap_or(t1);
@@ -198,56 +175,85 @@ impl<M: Model> Integrator<M> {
                 .map(|p| &mut **p as &mut dyn FnMut(f64) -> bool);
             let end = self.segment(model, t, t_stop, h, restart, pause)?;
             restart = false;
-            match end {
+            t = match end {
                 SegmentEnd::Paused(tp) => {
                     self.apply_inputs(model, tp);
                     stats.ended = Ended::Paused(tp);
                     return Ok(stats);
                 }
-                SegmentEnd::Reached => {
-                    t = t_stop;
-                    self.apply_inputs(model, t);
-                    if time_event.is_some() && stops.at_events {
-                        stats.ended = Ended::Event(t);
-                        return Ok(stats);
-                    }
-                    if time_event.is_some() {
-                        stats.time_events += 1;
-                        log(&|| format!("time event at t = {t}{}", described(model, t)));
-                        restart = event_iteration(model, t)? > 0;
-                    }
+                SegmentEnd::Reached => t_stop,
+                SegmentEnd::Root(tr) => tr,
+            };
+            self.apply_inputs(model, t);
+            let root = matches!(end, SegmentEnd::Root(_));
+            if (root || time_event.is_some()) && stops.at_events {
+                stats.ended = Ended::Event(t);
+                return Ok(stats);
+            }
+            if root {
+                if let Some(jumped) = self.state_event(model, t)? {
+                    stats.state_events += 1;
+                    log.write(|| format!("state event at t = {t}{}", described(model, t)));
+                    restart = jumped;
                 }
-                SegmentEnd::Root(tr) => {
-                    t = tr;
-                    self.apply_inputs(model, t);
-                    if stops.at_events {
-                        stats.ended = Ended::Event(t);
-                        return Ok(stats);
-                    }
-                    // A crossing at rounding level that changes no mode is no event.
-                    model.get_states(&mut self.x);
-                    if event_iteration(model, t)? > 0 {
-                        stats.state_events += 1;
-                        log(&|| format!("state event at t = {t}{}", described(model, t)));
-                        // States that jumped (an impact, a stop) start the step size afresh. An
-                        // event that only switches a mode keeps it: where the derivative jumped
-                        // with it, the error control shortens the next step.
-                        model.get_states(&mut self.fallback);
-                        restart = self.x != self.fallback;
-                    }
-                    segments += 1;
-                    if segments > MAX_SEGMENTS {
-                        return Err(StepError::Solver(
-                            t,
-                            format!(
-                                "more than {MAX_SEGMENTS} events in one step: the model chatters"
-                            ),
-                        ));
-                    }
+                segments += 1;
+                if segments > MAX_SEGMENTS {
+                    return Err(StepError::Solver(
+                        t,
+                        format!("more than {MAX_SEGMENTS} events in one step: the model chatters"),
+                    ));
                 }
+            } else if time_event.is_some() {
+                stats.time_events += 1;
+                log.write(|| format!("time event at t = {t}{}", described(model, t)));
+                restart = event_iteration(model, t)? > 0;
             }
         }
         Ok(stats)
+    }
+
+    /// Before the first segment, at the communication point `t0`: inputs may have jumped
+    /// there, so the modes settle first, because a condition that is already true at the start
+    /// of a segment is no zero crossing. Whether the solver starts afresh: after a mode change
+    /// the step size learned before says little, and an indicator may start at zero; the
+    /// solver then starts with a first step of its own estimate.
+    fn settle(
+        &mut self,
+        model: &mut M,
+        t0: f64,
+        t1: f64,
+        h: &mut f64,
+        log: &mut EventLog,
+    ) -> Result<bool, StepError> {
+        self.apply_inputs(model, t0);
+        let mut restart = event_iteration(model, t0)? > 0;
+        if restart {
+            log.write(|| {
+                format!(
+                    "mode change at the communication point t = {t0}{}",
+                    described(model, t0)
+                )
+            });
+        }
+        if !(h.is_finite() && *h > 0.0) {
+            *h = t1 - t0;
+            restart = true;
+        }
+        Ok(restart)
+    }
+
+    /// The event update at a located crossing. `None`: it changed no mode (a crossing at
+    /// rounding level is no event). `Some(jumped)`: whether the states jumped (an impact, a
+    /// stop), which starts the step size afresh; an event that only switches a mode keeps it,
+    /// and where the derivative jumped with it the error control shortens the next step.
+    #[inline(always)]
+    fn state_event(&mut self, model: &mut M, t: f64) -> Result<Option<bool>, StepError> {
+        model.get_states(&mut self.x);
+        if event_iteration(model, t)? == 0 {
+            return Ok(None);
+        }
+        model.get_states(&mut self.fallback);
+        Ok(Some(self.x != self.fallback))
     }
 
     /// Integrates from `t0` to `t1` or to the first crossing that changes a mode; leaves the
@@ -301,21 +307,35 @@ impl<M: Model> Integrator<M> {
                 run(&mut explicit, t0, t1, x, h, restart, pause)
             }
         }));
-        let end = run.unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("a panic");
-            Err(StepError::Solver(
-                t0,
-                format!("the integrator failed: {what}"),
-            ))
-        })?;
+        let end = run.unwrap_or_else(|panic| Err(solver_panicked(t0, panic.as_ref())))?;
         self.context.borrow().model_states(&mut self.x);
         model.set_states(&self.x);
         Ok(end)
     }
+}
+
+/// The event log of one integration: a message is only written when someone reads it, since
+/// formatting a time costs more than the step it describes.
+struct EventLog<'a>(Option<&'a mut dyn FnMut(&str)>);
+
+impl EventLog<'_> {
+    #[inline(always)]
+    fn write(&mut self, text: impl FnOnce() -> String) {
+        if let Some(log) = self.0.as_mut() {
+            log(&text())
+        }
+    }
+}
+
+/// A panic inside the solver or the model, as a failed step.
+#[cold]
+fn solver_panicked(t0: f64, panic: &(dyn std::any::Any + Send)) -> StepError {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    StepError::Solver(t0, format!("the integrator failed: {what}"))
 }
 
 /// One integration with a fresh integrator and no inputs, for the tests.
