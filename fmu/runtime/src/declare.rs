@@ -120,7 +120,12 @@ fn link_derivatives<M>(vars: &mut [Var<M>]) {
 /// The names of several lists in one, at compile time, for a dependency list made of families
 /// of variables (`initial_depends_on = &LIST`); `N` must be the total length.
 pub const fn concat_names<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
-    let mut out = [""; N];
+    concat(parts, "")
+}
+
+/// Several lists in one, at compile time; `N` must be the total length.
+const fn concat<T: Copy, const N: usize>(parts: &[&[T]], fill: T) -> [T; N] {
+    let mut out = [fill; N];
     let (mut i, mut p) = (0, 0);
     while p < parts.len() {
         let mut j = 0;
@@ -131,7 +136,7 @@ pub const fn concat_names<const N: usize>(parts: &[&[&'static str]]) -> [&'stati
         }
         p += 1;
     }
-    assert!(i == N, "concat_names: N is not the total length");
+    assert!(i == N, "concat: N is not the total length");
     out
 }
 
@@ -145,19 +150,7 @@ pub struct Dependencies {
 
 /// The dependency lists of several parts in one, at compile time; `N` is the total length.
 pub const fn concat_dependencies<const N: usize>(parts: &[&[Dependencies]]) -> [Dependencies; N] {
-    let mut out = [Dependencies { of: "", names: &[] }; N];
-    let (mut i, mut p) = (0, 0);
-    while p < parts.len() {
-        let mut j = 0;
-        while j < parts[p].len() {
-            out[i] = parts[p][j];
-            i += 1;
-            j += 1;
-        }
-        p += 1;
-    }
-    assert!(i == N, "concat_dependencies: N is not the total length");
-    out
+    concat(parts, Dependencies { of: "", names: &[] })
 }
 
 /// Byte order of two names: negative, zero or positive.

@@ -89,7 +89,7 @@ pub unsafe fn model_description<M: Model>(stamp: *const c_char) -> *mut c_char {
     to_c(|| describe::model_description::<M>(&stamp).to_xml())
 }
 
-/// The FMI 3.0 modelDescription.xml, as [`model_description`].
+/// The FMI 3.0 modelDescription.xml, as [`model_description()`].
 ///
 /// # Safety
 /// `stamp` is NULL or a NUL-terminated string.

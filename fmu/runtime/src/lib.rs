@@ -20,6 +20,7 @@ pub use fmi_abi;
 pub use fmu_declare::Variables;
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS, ROOT_TIME_TOLERANCE};
 pub use variables::{Access, Causality, Initial, Var, Variability};
+mod abi;
 mod describe;
 mod export;
 mod fmi2;

@@ -456,23 +456,32 @@ impl<M: Model> Instance<M> {
     }
 
     pub fn get_real(&mut self, vrs: &[u32], values: &mut [f64]) -> CallResult {
-        self.refresh()?;
-        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
-            match &self.var(*vr)?.access {
-                Access::Real { get, .. } => *value = get(&self.model),
-                _ => return Err(format!("value reference {vr} is not a Real")),
-            }
-        }
-        Ok(self.defined("the outputs are"))
+        self.get(vrs, values, "a Real", |access, model| match access {
+            Access::Real { get, .. } => Some(get(model)),
+            _ => None,
+        })
     }
 
     pub fn get_integer(&mut self, vrs: &[u32], values: &mut [i32]) -> CallResult {
+        self.get(vrs, values, "an Integer", |access, model| match access {
+            Access::Integer { get, .. } => Some(get(model)),
+            _ => None,
+        })
+    }
+
+    /// The values of `vrs`, each read by `read` (None: not of the type asked, `kind`).
+    #[inline(always)]
+    fn get<T>(
+        &mut self,
+        vrs: &[u32],
+        values: &mut [T],
+        kind: &str,
+        read: impl Fn(&Access<M>, &M) -> Option<T>,
+    ) -> CallResult {
         self.refresh()?;
         for (vr, value) in vrs.iter().zip(values.iter_mut()) {
-            match &self.var(*vr)?.access {
-                Access::Integer { get, .. } => *value = get(&self.model),
-                _ => return Err(format!("value reference {vr} is not an Integer")),
-            }
+            *value = read(&self.var(*vr)?.access, &self.model)
+                .ok_or_else(|| format!("value reference {vr} is not {kind}"))?;
         }
         Ok(self.defined("the outputs are"))
     }

@@ -1,58 +1,8 @@
-//! The C ABI of FMU states: get, set, free, serialize and deserialize. The FMI 3.0 ABI hands
-//! out the same boxes through the helpers here.
+//! The C ABI of FMU states: get, set, free, serialize and deserialize, in boxes both versions
+//! hand out ([`crate::abi`]).
 
 use super::*;
-
-/// An FMU state handed to the importer: the serialized bytes.
-struct FmuState {
-    bytes: Vec<u8>,
-}
-
-/// Stores `bytes` in the state `slot` points at (overwritten, as the standard allows), or in a
-/// new one.
-pub(crate) unsafe fn store(slot: *mut *mut c_void, bytes: Vec<u8>) -> Result<(), String> {
-    let slot = out(slot, "FMUstate")?;
-    match (*slot as *mut FmuState).as_mut() {
-        Some(existing) => existing.bytes = bytes,
-        None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
-    }
-    Ok(())
-}
-
-/// The bytes of a state made by [`store`].
-pub(crate) unsafe fn bytes_of<'a>(state: *mut c_void) -> Result<&'a [u8], String> {
-    (state as *const FmuState)
-        .as_ref()
-        .map(|s| s.bytes.as_slice())
-        .ok_or_else(|| "FMUstate is NULL".into())
-}
-
-/// Frees the state `slot` points at, if any, and clears the slot.
-pub(crate) unsafe fn free(slot: *mut *mut c_void) {
-    if let Some(slot) = slot.as_mut() {
-        if !slot.is_null() {
-            drop(Box::from_raw(*slot as *mut FmuState));
-            *slot = std::ptr::null_mut();
-        }
-    }
-}
-
-/// Copies the bytes of `state` into the importer's buffer of `size` bytes.
-pub(crate) unsafe fn serialize_into(
-    state: *mut c_void,
-    bytes: *mut u8,
-    size: usize,
-) -> Result<(), String> {
-    let src = bytes_of(state)?;
-    if size < src.len() {
-        return Err(format!(
-            "buffer of {size} bytes is smaller than the state ({})",
-            src.len()
-        ));
-    }
-    slice_mut(bytes, src.len(), "serializedState")?.copy_from_slice(src);
-    Ok(())
-}
+use crate::abi::{bytes_of, free, serialize_into, store};
 
 /// # Safety
 /// FMI 2.0 pointer rules.

@@ -8,7 +8,6 @@
 //! the call inside `catch_unwind`: a panic becomes fmi2Fatal for that instance, never an unwind
 //! into the importer. The instance is the only state; there is nothing global.
 
-use crate::describe;
 use crate::instance::call::{guarded, Version};
 use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, OK};
@@ -22,38 +21,10 @@ const CO_SIMULATION: c_int = 1;
 mod co_simulation;
 pub(crate) mod fmu_state;
 mod model_exchange;
+pub(crate) use crate::abi::{check_instantiation, out, slice, slice_mut, text};
 pub use co_simulation::*;
 pub use fmu_state::*;
 pub use model_exchange::*;
-
-/// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
-pub(crate) unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
-    if n == 0 {
-        Ok(&[])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts(ptr, n))
-    }
-}
-
-pub(crate) unsafe fn slice_mut<'a, T>(
-    ptr: *mut T,
-    n: usize,
-    what: &str,
-) -> Result<&'a mut [T], String> {
-    if n == 0 {
-        Ok(&mut [])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts_mut(ptr, n))
-    }
-}
-
-pub(crate) unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
-    ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
-}
 
 /// Runs `f` on the instance behind `c` if `function` is allowed in its state.
 #[inline(always)]
@@ -93,17 +64,14 @@ pub unsafe fn instantiate<M: Model>(
             Some(f) => (f.logger, f.component_environment),
             None => (None, std::ptr::null_mut()),
         };
-        let name = match instance_name.as_ref() {
-            Some(_) => CStr::from_ptr(instance_name).to_string_lossy().into_owned(),
-            None => String::new(),
-        };
+        let name = text(instance_name).unwrap_or_default();
         let logger = Logger::new(callback, env, &name, logging_on != 0);
         let fail = |msg: &str| {
             logger.log(ERROR, Category::Error, &format!("fmi2Instantiate: {msg}"));
             std::ptr::null_mut()
         };
-        if instance_name.is_null() || name.is_empty() {
-            return fail("instanceName is NULL or empty");
+        if let Err(e) = check_instantiation::<M>(&name, text(guid), "fmuGUID") {
+            return fail(&e);
         }
         let interface = match fmu_type {
             MODEL_EXCHANGE => Interface::ModelExchange,
@@ -114,14 +82,6 @@ pub unsafe fn instantiate<M: Model>(
                 ))
             }
         };
-        let expected = describe::guid::<M>();
-        let given = match guid.as_ref() {
-            Some(_) => CStr::from_ptr(guid).to_string_lossy().into_owned(),
-            None => return fail("fmuGUID is NULL"),
-        };
-        if given != expected {
-            return fail(&format!("fmuGUID {given} does not match {expected}"));
-        }
         // The resource location may be NULL or anything: these models ship no resources.
         let instance = Box::new(Instance::<M>::new(logger, interface));
         Box::into_raw(instance) as *mut c_void

@@ -4,7 +4,7 @@
 //! interchangeable (their state machines differ), and one of the other is refused by name.
 
 use super::*;
-use crate::fmi2::ffi::fmu_state::{bytes_of, free, serialize_into, store};
+use crate::abi::{bytes_of, free, serialize_into, store};
 
 /// # Safety
 /// FMI 3.0 pointer rules.

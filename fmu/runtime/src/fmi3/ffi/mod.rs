@@ -6,8 +6,8 @@
 //! inside the intermediate update callback, while `fmi3DoStep` runs, is refused.
 
 use super::instance::Instance3;
+use crate::abi::{check_instantiation, out, slice, slice_mut, text};
 use crate::describe;
-use crate::fmi2::ffi::{out, slice, slice_mut};
 use crate::instance::call::{guarded, HoldsCore, Version};
 use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{Category, Logger, Status, ERROR, OK};
@@ -106,27 +106,15 @@ unsafe fn instantiate<M: Model>(
     co_simulation: (bool, bool, Option<IntermediateUpdate>),
 ) -> *mut c_void {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        let instance_name = match name.as_ref() {
-            Some(_) => CStr::from_ptr(name).to_string_lossy().into_owned(),
-            None => String::new(),
-        };
+        let instance_name = text(name).unwrap_or_default();
         let logger = Logger::fmi3(log, env, &instance_name, logging_on);
         let fail = |msg: &str| {
             logger.log(ERROR, Category::Error, &format!("{function}: {msg}"));
             std::ptr::null_mut()
         };
-        if instance_name.is_empty() {
-            return fail("instanceName is NULL or empty");
-        }
-        let expected = describe::guid::<M>();
-        let given = match token.as_ref() {
-            Some(_) => CStr::from_ptr(token).to_string_lossy().into_owned(),
-            None => return fail("instantiationToken is NULL"),
-        };
-        if given != expected {
-            return fail(&format!(
-                "instantiationToken {given} does not match {expected}"
-            ));
+        if let Err(e) = check_instantiation::<M>(&instance_name, text(token), "instantiationToken")
+        {
+            return fail(&e);
         }
         let (event_mode_used, early_return_allowed, intermediate_update) = co_simulation;
         let handle = Box::new(Handle {

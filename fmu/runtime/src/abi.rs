@@ -1,0 +1,111 @@
+//! What both C ABI layers share below the instance core: the importer's pointers as slices and
+//! references, checked for NULL, and the boxes FMU states are handed out in (the same format in
+//! both versions; a state names its version, [`crate::instance::snapshot`]).
+
+use crate::describe;
+use crate::model::Model;
+use std::ffi::{c_char, c_void, CStr};
+
+/// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
+    if n == 0 {
+        Ok(&[])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts(ptr, n))
+    }
+}
+
+pub(crate) unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    n: usize,
+    what: &str,
+) -> Result<&'a mut [T], String> {
+    if n == 0 {
+        Ok(&mut [])
+    } else if ptr.is_null() {
+        Err(format!("{what} is NULL with a length of {n}"))
+    } else {
+        Ok(std::slice::from_raw_parts_mut(ptr, n))
+    }
+}
+
+pub(crate) unsafe fn out<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, String> {
+    ptr.as_mut().ok_or_else(|| format!("{what} is NULL"))
+}
+
+/// An FMU state handed to the importer: the serialized bytes.
+struct FmuState {
+    bytes: Vec<u8>,
+}
+
+/// Stores `bytes` in the state `slot` points at (overwritten, as the standard allows), or in a
+/// new one.
+pub(crate) unsafe fn store(slot: *mut *mut c_void, bytes: Vec<u8>) -> Result<(), String> {
+    let slot = out(slot, "FMUstate")?;
+    match (*slot as *mut FmuState).as_mut() {
+        Some(existing) => existing.bytes = bytes,
+        None => *slot = Box::into_raw(Box::new(FmuState { bytes })) as *mut c_void,
+    }
+    Ok(())
+}
+
+/// The bytes of a state made by [`store`].
+pub(crate) unsafe fn bytes_of<'a>(state: *mut c_void) -> Result<&'a [u8], String> {
+    (state as *const FmuState)
+        .as_ref()
+        .map(|s| s.bytes.as_slice())
+        .ok_or_else(|| "FMUstate is NULL".into())
+}
+
+/// Frees the state `slot` points at, if any, and clears the slot.
+pub(crate) unsafe fn free(slot: *mut *mut c_void) {
+    if let Some(slot) = slot.as_mut() {
+        if !slot.is_null() {
+            drop(Box::from_raw(*slot as *mut FmuState));
+            *slot = std::ptr::null_mut();
+        }
+    }
+}
+
+/// Copies the bytes of `state` into the importer's buffer of `size` bytes.
+pub(crate) unsafe fn serialize_into(
+    state: *mut c_void,
+    bytes: *mut u8,
+    size: usize,
+) -> Result<(), String> {
+    let src = bytes_of(state)?;
+    if size < src.len() {
+        return Err(format!(
+            "buffer of {size} bytes is smaller than the state ({})",
+            src.len()
+        ));
+    }
+    slice_mut(bytes, src.len(), "serializedState")?.copy_from_slice(src);
+    Ok(())
+}
+
+/// A string from the importer (NULL: none).
+pub(crate) unsafe fn text(p: *const c_char) -> Option<String> {
+    p.as_ref()
+        .map(|_| CStr::from_ptr(p).to_string_lossy().into_owned())
+}
+
+/// What instantiation checks in both versions: an instance name, and the token of this model's
+/// description (`what`: FMI 2.0's fmuGUID, FMI 3.0's instantiationToken).
+pub(crate) fn check_instantiation<M: Model>(
+    name: &str,
+    token: Option<String>,
+    what: &str,
+) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("instanceName is NULL or empty".into());
+    }
+    let expected = describe::guid::<M>();
+    let given = token.ok_or_else(|| format!("{what} is NULL"))?;
+    if given != expected {
+        return Err(format!("{what} {given} does not match {expected}"));
+    }
+    Ok(())
+}
