@@ -665,6 +665,42 @@ impl HalfBike {
 mod tests {
     use super::*;
 
+    /// The full model's indicator of each run is min(e, e + c/k de/dt), from the run lengths
+    /// and their gradients; `full_indicators` gives what `full` reports in every mode.
+    #[test]
+    fn each_run_pulls_exactly_while_its_indicator_is_positive() {
+        let bike = HalfBike::default();
+        let q = [0.3, 0.05, 0.7];
+        let r = bike.layout.runs(q[1]);
+        let (a_u, a_l) = bike.gradients(&r);
+        let (l_u, l_l) = bike.lengths(q);
+        // The upper run stretched by 1 mm, the lower one slack by 2 mm.
+        let rest = Rest {
+            l_u0: l_u - 1e-3,
+            l_l0: l_l + 2e-3,
+        };
+        let u = Inputs {
+            tau_eng: 5.0,
+            tau_load: -3.0,
+            c_brake: 0.1,
+        };
+        for w in [[40.0, 0.5, 20.0], [-30.0, -2.0, 10.0]] {
+            let expected = [(1e-3, dot(a_u, w)), (-2e-3, dot(a_l, w))]
+                .map(|(e, de): (f64, f64)| e.min(e + bike.c / bike.k * de));
+            let alone = bike.full_indicators(q, w, rest);
+            for (got, want) in alone.iter().zip(expected) {
+                assert!((got - want).abs() < 1e-12, "{got} m, expected {want} m");
+            }
+            for mode in [FREE, UPPER, LOWER, BOTH] {
+                assert_eq!(
+                    bike.full(q, w, u, rest, mode).indicators,
+                    alone,
+                    "mode {mode}"
+                );
+            }
+        }
+    }
+
     /// A slack run that reaches its rest length while moving along itself (zero rate) goes
     /// taut only if its extension is accelerating. The acceleration is set with the engine
     /// torque and checked by finite differences of the run's length along the free motion

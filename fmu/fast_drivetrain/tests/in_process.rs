@@ -133,3 +133,25 @@ fn the_default_engine_is_the_documented_one() -> Result<(), String> {
     assert_eq!(rows, 4);
     Ok(())
 }
+
+/// Coasting against the drag from a start speed, with no torque: the kinetic energy lost is the
+/// energy the drag dissipated (the state `energy_damping`, the integral of d_spin w_ds^2).
+#[test]
+fn the_drag_dissipates_the_kinetic_energy_it_takes() -> Result<(), String> {
+    let mut run = Run::<FastDrivetrain>::co_simulation(&[("d_spin", 0.05), ("w_ds_start", 80.0)])?;
+    let e_start = run.get("E_kin")?;
+    for _ in 0..1000 {
+        run.step(1e-3)?;
+    }
+    let (e_kin, dissipated) = (run.get("E_kin")?, run.get("energy_damping")?);
+    assert!(
+        e_kin < 0.99 * e_start,
+        "the drag slows the shafts: {e_kin} J of {e_start} J"
+    );
+    assert!(
+        (e_start - e_kin - dissipated).abs() < 1e-8 * e_start,
+        "lost {} J, dissipated {dissipated} J",
+        e_start - e_kin
+    );
+    Ok(())
+}

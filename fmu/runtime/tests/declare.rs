@@ -154,3 +154,26 @@ fn concat_names_joins_lists_in_order() {
     const JOINED: [&str; 4] = concat_names(&[&A, &[], &["c", "d"]]);
     assert_eq!(JOINED, ["a", "b", "c", "d"]);
 }
+
+#[derive(Debug, Clone, Variables)]
+struct Misspelt {
+    #[input]
+    u: f64,
+    #[output(depends_on = ["uu"])]
+    y: f64,
+}
+
+/// `export_fmu!` evaluates the check at compile time; at run time it panics with the same
+/// message, which names the list and the name.
+#[test]
+fn a_dependency_on_an_undeclared_name_is_refused_by_name() {
+    fmu_runtime::declare::check_dependencies::<Whole>();
+    let refused = std::panic::catch_unwind(fmu_runtime::declare::check_dependencies::<Misspelt>)
+        .expect_err("uu is not declared");
+    assert_eq!(
+        refused.downcast_ref::<String>().map(String::as_str),
+        Some("the dependencies of `y` name `uu`, which the model does not declare")
+    );
+    assert!(Whole::NAMES.windows(2).all(|w| w[0] < w[1]), "sorted");
+    assert!(Whole::NAMES.contains(&"k") && Whole::NAMES.contains(&"tau_support"));
+}
