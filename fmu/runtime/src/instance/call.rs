@@ -148,3 +148,23 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
 }
+
+/// A request for a feature these FMUs do not provide: refused with `why`, unless it is empty.
+pub(crate) fn unsupported(n: usize, why: &str) -> CallResult {
+    if n == 0 {
+        Ok(OK)
+    } else {
+        Err(why.to_string())
+    }
+}
+
+/// A getter or setter of a type these models have no variable of (`types`: the ones they
+/// have): any value reference is of another type.
+pub(crate) fn no_such_type(vrs: &[u32], types: &str) -> CallResult {
+    match vrs.first() {
+        None => Ok(OK),
+        Some(vr) => Err(format!(
+            "value reference {vr} is not of this type: the model has no variable of it (only {types})"
+        )),
+    }
+}

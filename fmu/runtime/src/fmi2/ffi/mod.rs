@@ -8,7 +8,7 @@
 //! the call inside `catch_unwind`: a panic becomes fmi2Fatal for that instance, never an unwind
 //! into the importer. The instance is the only state; there is nothing global.
 
-use crate::instance::call::{guarded, Version};
+use crate::instance::call::{self, guarded, Version};
 use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{CallbackFunctions, Category, Logger, Status, DISCARD, ERROR, OK};
 use crate::model::Model;
@@ -208,11 +208,8 @@ pub unsafe fn no_such_type<M: Model>(
     vr: *const u32,
     n: usize,
 ) -> Status {
-    call::<M>(c, function, states, |_| match slice(vr, n, "vr")?.first() {
-        None => Ok(OK),
-        Some(vr) => Err(format!(
-            "value reference {vr} is not of this type: the model has none"
-        )),
+    call::<M>(c, function, states, |_| {
+        call::no_such_type(slice(vr, n, "vr")?, "Real and Integer")
     })
 }
 
@@ -247,11 +244,7 @@ pub unsafe fn set_integer<M: Model>(
 /// FMI 2.0 pointer rules.
 pub unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, why: &str) -> Status {
     call::<M>(c, function, allowed::ANY_BUT_FATAL, |_| {
-        if n == 0 {
-            Ok(OK)
-        } else {
-            Err(why.to_string())
-        }
+        call::unsupported(n, why)
     })
 }
 

@@ -8,7 +8,7 @@
 use super::instance::Instance3;
 use crate::abi::{check_instantiation, out, slice, slice_mut, text};
 use crate::describe;
-use crate::instance::call::{guarded, HoldsCore, Version};
+use crate::instance::call::{self, guarded, HoldsCore, Version};
 use crate::instance::{allowed, CallResult, FmiState, Instance, Interface};
 use crate::logger::{Category, Logger, Status, ERROR, OK};
 use crate::model::Model;
@@ -312,11 +312,7 @@ pub(super) fn scalars(n: usize, n_values: usize) -> Result<(), String> {
 /// request is empty.
 unsafe fn unsupported<M: Model>(c: *mut c_void, function: &str, n: usize, why: &str) -> Status {
     call::<M>(c, function, allowed::ANY_BUT_FATAL, |_| {
-        if n == 0 {
-            Ok(OK)
-        } else {
-            Err(why.to_string())
-        }
+        call::unsupported(n, why)
     })
 }
 

@@ -126,11 +126,6 @@ pub(super) unsafe fn no_such_type<M: Model>(
     n: usize,
 ) -> Status {
     call::<M>(c, function, states, |_| {
-        match slice(vr, n, "valueReferences")?.first() {
-            None => Ok(OK),
-            Some(vr) => Err(format!(
-                "value reference {vr} is not of this type: the model has no variable of it (only Float64 and Int32)"
-            )),
-        }
+        call::no_such_type(slice(vr, n, "valueReferences")?, "Float64 and Int32")
     })
 }
