@@ -8,6 +8,7 @@
 extern crate self as fmu_runtime;
 
 pub mod declare;
+pub mod dual;
 pub mod math;
 mod model;
 mod ode;
