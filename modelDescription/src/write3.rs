@@ -140,6 +140,11 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
             "providesDirectionalDerivatives",
             flag(me.provides_directional_derivative),
         ));
+        // The adjoint derivatives come with the directional ones: both from the model's tangent.
+        e.push_attribute((
+            "providesAdjointDerivatives",
+            flag(me.provides_directional_derivative),
+        ));
         e.push_attribute((
             "needsCompletedIntegratorStep",
             flag(!me.completed_integrator_step_not_needed),
@@ -156,6 +161,11 @@ pub(crate) fn to_fmi3_xml(md: &ModelDescription) -> String {
     e.push_attribute(("canSerializeFMUState", flag(cs.can_serialize_fmu_state)));
     e.push_attribute((
         "providesDirectionalDerivatives",
+        flag(cs.provides_directional_derivative),
+    ));
+    // The adjoint derivatives come with the directional ones: both from the model's tangent.
+    e.push_attribute((
+        "providesAdjointDerivatives",
         flag(cs.provides_directional_derivative),
     ));
     e.push_attribute((

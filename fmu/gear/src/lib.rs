@@ -2,7 +2,7 @@
 //!
 //! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
 
-use fmu_runtime::{export_fmu, Experiment, Invalid, Model, Variables};
+use fmu_runtime::{export_fmu, Dual, Experiment, Invalid, Model, Scalar, Variables};
 use gear_interface::GearInterface;
 
 const DYNAMIC: &[&str] = &["tau_a", "tau_b"];
@@ -26,10 +26,68 @@ pub struct Gear {
     j_reflected: f64,
 }
 
-impl Gear {
+/// The gear's equations, once for the simulation (`f64`) and its exact derivatives (`Dual`).
+struct Motion<S> {
+    a_b: S,
+    phi_a: S,
+    w_a: S,
+    a_a: S,
+    tau_mesh: S,
+    tau_support: S,
+}
+
+/// The knowns the equations read.
+#[derive(Clone, Copy)]
+struct Knowns<S> {
+    ratio: S,
+    j_a: S,
+    j_reflected: S,
+    phi_b: S,
+    w_b: S,
+    tau_a: S,
+    tau_b: S,
+}
+
+impl<S: Scalar> Knowns<S> {
     /// Acceleration of the b side: (J_b + ratio^2 J_a) a_b = tau_b + ratio tau_a.
+    fn acceleration_b(&self) -> S {
+        (self.tau_b + self.ratio * self.tau_a) / self.j_reflected
+    }
+
+    fn motion(&self) -> Motion<S> {
+        let a_b = self.acceleration_b();
+        let a_a = self.ratio * a_b;
+        // J_a a_a = tau_a + tau_mesh
+        let tau_mesh = self.j_a * a_a - self.tau_a;
+        Motion {
+            a_b,
+            phi_a: self.ratio * self.phi_b,
+            w_a: self.ratio * self.w_b,
+            a_a,
+            tau_mesh,
+            // The inner ideal gear's cut torques: t = -tau_mesh at flange a, -ratio t at
+            // flange b; the support takes the rest, -(t - ratio t).
+            tau_support: (S::constant(1.0) - self.ratio) * tau_mesh,
+        }
+    }
+}
+
+impl Gear {
+    fn knowns(&self) -> Knowns<f64> {
+        let g = &self.gear;
+        Knowns {
+            ratio: g.ratio,
+            j_a: g.j_a,
+            j_reflected: self.j_reflected,
+            phi_b: g.phi_b,
+            w_b: g.w_b,
+            tau_a: g.tau_a,
+            tau_b: g.tau_b,
+        }
+    }
+
     fn acceleration_b(&self) -> f64 {
-        (self.gear.tau_b + self.gear.ratio * self.gear.tau_a) / self.j_reflected
+        self.knowns().acceleration_b()
     }
 }
 
@@ -52,16 +110,37 @@ impl Model for Gear {
     }
 
     fn update_outputs(&mut self, _t: f64) {
-        self.gear.a_b = self.acceleration_b();
-        self.gear.phi_a = self.gear.ratio * self.gear.phi_b;
-        self.gear.w_a = self.gear.ratio * self.gear.w_b;
-        self.gear.a_a = self.gear.ratio * self.gear.a_b;
-        // J_a a_a = tau_a + tau_mesh
-        self.tau_mesh = self.gear.j_a * self.gear.a_a - self.gear.tau_a;
+        let m = self.knowns().motion();
+        let g = &mut self.gear;
+        (g.a_b, g.phi_a, g.w_a, g.a_a) = (m.a_b, m.phi_a, m.w_a, m.a_a);
+        (self.tau_mesh, self.tau_support) = (m.tau_mesh, m.tau_support);
         self.power_loss = 0.0;
-        // The inner ideal gear's cut torques: t = -tau_mesh at flange a, -ratio t at flange b;
-        // the support takes the rest, -(t - ratio t).
-        self.tau_support = (1.0 - self.gear.ratio) * self.tau_mesh;
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers. J_reflected = J_b + ratio^2 J_a is computed again
+    /// from its parameters, so that in Initialization Mode it moves with them.
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let (g, d) = (&self.gear, &seed.gear);
+        let dual = Dual::seeded;
+        let (ratio, j_a, j_b) = (dual(g.ratio, d.ratio), dual(g.j_a, d.j_a), dual(g.j_b, d.j_b));
+        let j_reflected = j_b + ratio * ratio * j_a;
+        let k = Knowns {
+            ratio,
+            j_a,
+            j_reflected,
+            phi_b: dual(g.phi_b, d.phi_b),
+            w_b: dual(g.w_b, d.w_b),
+            tau_a: dual(g.tau_a, d.tau_a),
+            tau_b: dual(g.tau_b, d.tau_b),
+        };
+        let m = k.motion();
+        let t = &mut tangent.gear;
+        (t.a_b, t.phi_a, t.w_a, t.a_a) = (m.a_b.eps, m.phi_a.eps, m.w_a.eps, m.a_a.eps);
+        (tangent.tau_mesh, tangent.tau_support) = (m.tau_mesh.eps, m.tau_support.eps);
+        tangent.j_reflected = j_reflected.eps;
+        tangent.power_loss = 0.0;
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::logger::CATEGORIES;
 use crate::model::Model;
-use crate::variables::{Access, Causality, Initial, Var, Variability};
+use crate::variables::{Access, Causality, Initial, Var};
 use model_description as md;
 
 /// A unit: name, SI exponents (kg, m, s, rad), display unit and its factor.
@@ -112,7 +112,7 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             completed_integrator_step_not_needed: true,
             can_get_and_set_fmu_state: true,
             can_serialize_fmu_state: true,
-            provides_directional_derivative: false,
+            provides_directional_derivative: M::PROVIDES_DERIVATIVES,
             can_not_use_memory_management_functions: true,
         }),
         co_simulation: md::CoSimulation {
@@ -122,7 +122,7 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             max_output_derivative_order: 1,
             can_get_and_set_fmu_state: true,
             can_serialize_fmu_state: true,
-            provides_directional_derivative: false,
+            provides_directional_derivative: M::PROVIDES_DERIVATIVES,
             can_not_use_memory_management_functions: true,
         },
         unit_definitions: unit_definitions(),
@@ -194,17 +194,8 @@ fn model_structure<M>(vars: &[Var<M>]) -> md::ModelStructure {
             structure.derivatives.push(unknown(i, v.depends_on));
         }
     }
-    // States are the variables a derivative points at.
-    let states: Vec<&str> = vars.iter().filter_map(|v| v.derivative_of).collect();
     for (i, v) in vars.iter().enumerate() {
-        let calculated = !matches!(v.initial, Some(Initial::Exact))
-            && v.causality != Causality::Input
-            && v.variability != Variability::Constant;
-        let initial_unknown = match v.causality {
-            Causality::Output | Causality::CalculatedParameter => calculated,
-            _ => calculated && (v.derivative_of.is_some() || states.contains(&v.name)),
-        };
-        if initial_unknown {
+        if v.is_initial_unknown(vars) {
             structure
                 .initial_unknowns
                 .push(unknown(i, v.initial_depends_on));

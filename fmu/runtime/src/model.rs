@@ -229,4 +229,18 @@ pub trait Model: Variables + Clone + Send + 'static {
     fn check_state(&self) -> Result<(), Invalid> {
         Ok(())
     }
+
+    /// Whether [`Model::tangent`] gives the model's exact first derivatives: the FMUs then
+    /// provide directional derivatives (FMI 2.0 and 3.0) and adjoint derivatives (FMI 3.0).
+    const PROVIDES_DERIVATIVES: bool = false;
+
+    /// The model moved along one direction of the knowns, exact to rounding (forward mode,
+    /// [`crate::dual`]). `seed` holds, in the field of each known Real variable, the known's
+    /// derivative along the direction: the states and Real inputs, and in Initialization Mode
+    /// the parameters and start values; every other declared Real variable holds 0 there.
+    /// `tangent` comes in as a copy of `seed` (a known moves as its seed); the model writes
+    /// into it the derivative of every Real variable it computes from the knowns: the outputs,
+    /// the state derivatives, the calculated parameters and, in Initialization Mode, the states
+    /// it sets from the parameters. Called only where `PROVIDES_DERIVATIVES`.
+    fn tangent(&self, _t: f64, _seed: &Self, _tangent: &mut Self) {}
 }

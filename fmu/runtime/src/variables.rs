@@ -215,6 +215,21 @@ impl<M> Var<M> {
         matches!(self.access, Access::Real { .. })
     }
 
+    /// Whether the ModelStructure lists it among the initial unknowns (of the model whose table
+    /// is `vars`): an output, calculated parameter, state or state derivative whose start value
+    /// the model computes. States are the variables a derivative points at.
+    pub fn is_initial_unknown(&self, vars: &[Var<M>]) -> bool {
+        let calculated = !matches!(self.initial, Some(Initial::Exact))
+            && self.causality != Causality::Input
+            && self.variability != Variability::Constant;
+        let state = vars.iter().any(|v| v.derivative_of == Some(self.name));
+        calculated
+            && match self.causality {
+                Causality::Output | Causality::CalculatedParameter => true,
+                _ => self.derivative_of.is_some() || state,
+            }
+    }
+
     /// The value as `f64` (integers widened): for the FMU state and the documentation.
     pub fn value(&self, m: &M) -> f64 {
         match &self.access {

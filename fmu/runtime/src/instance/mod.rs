@@ -18,6 +18,7 @@ use setters::{setters, OutputCheck, Setter};
 
 pub(crate) mod call;
 pub mod co_simulation;
+pub mod derivatives;
 pub mod model_exchange;
 pub mod restore;
 pub(crate) mod setters;
@@ -131,6 +132,14 @@ pub mod allowed {
         ContinuousTimeMode,
     ];
     pub const STATUS: &[FmiState] = &[StepComplete, Terminated];
+    /// Directional and adjoint derivatives.
+    pub const DERIVATIVES: &[FmiState] = &[
+        InitializationMode,
+        StepComplete,
+        EventMode,
+        ContinuousTimeMode,
+        Terminated,
+    ];
     // Model Exchange.
     pub const EVENT_MODE: &[FmiState] = &[EventMode];
     pub const CONTINUOUS_TIME_MODE: &[FmiState] = &[ContinuousTimeMode];

@@ -301,19 +301,30 @@ pub unsafe fn set_string<M: Model>(
 /// FMI 2.0 pointer rules.
 pub unsafe fn get_directional_derivative<M: Model>(
     c: *mut c_void,
-    _: *const u32,
+    unknowns: *const u32,
     n_unknowns: usize,
-    _: *const u32,
+    knowns: *const u32,
     n_knowns: usize,
-    _: *const f64,
-    _: *mut f64,
+    seed: *const f64,
+    sensitivity: *mut f64,
 ) -> Status {
-    unsupported::<M>(
-        c,
-        "fmi2GetDirectionalDerivative",
-        n_unknowns * n_knowns,
-        "directional derivatives are not provided (providesDirectionalDerivative=false)",
-    )
+    const FUNCTION: &str = "fmi2GetDirectionalDerivative";
+    if !M::PROVIDES_DERIVATIVES {
+        return unsupported::<M>(
+            c,
+            FUNCTION,
+            n_unknowns * n_knowns,
+            "directional derivatives are not provided (providesDirectionalDerivative=false)",
+        );
+    }
+    call::<M>(c, FUNCTION, allowed::DERIVATIVES, |inst| {
+        inst.directional_derivative(
+            slice(unknowns, n_unknowns, "vUnknown_ref")?,
+            slice(knowns, n_knowns, "vKnown_ref")?,
+            slice(seed, n_knowns, "dvKnown")?,
+            slice_mut(sensitivity, n_unknowns, "dvUnknown")?,
+        )
+    })
 }
 
 #[cfg(test)]

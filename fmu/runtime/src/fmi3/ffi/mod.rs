@@ -441,35 +441,63 @@ pub unsafe fn exit_configuration_mode<M: Model>(c: *mut c_void) -> Status {
     )
 }
 
-/// Directional and adjoint derivatives: not provided (an empty request is trivially fine).
-macro_rules! no_derivatives {
-    ($($name:ident $fmi:literal $what:literal;)*) => {
+/// Directional and adjoint derivatives, where the model provides them; otherwise refused (an
+/// empty request is trivially fine). Every variable is a scalar, so the serialized lengths
+/// `nSeed` and `nSensitivity` are the numbers of knowns and unknowns (directional) or of
+/// unknowns and knowns (adjoint).
+macro_rules! derivatives {
+    ($($name:ident $fmi:literal $what:literal $adjoint:literal;)*) => {
         $(
             /// # Safety
             /// FMI 3.0 pointer rules.
             #[allow(clippy::too_many_arguments)]
             pub unsafe fn $name<M: Model>(
                 c: *mut c_void,
-                _: *const ValueReference,
+                unknowns: *const ValueReference,
                 n_unknowns: usize,
-                _: *const ValueReference,
+                knowns: *const ValueReference,
                 n_knowns: usize,
-                _: *const f64,
-                _: usize,
-                _: *mut f64,
-                _: usize,
+                seed: *const f64,
+                n_seed: usize,
+                sensitivity: *mut f64,
+                n_sensitivity: usize,
             ) -> Status {
-                unsupported::<M>(c, $fmi, n_unknowns * n_knowns, $what)
+                if !M::PROVIDES_DERIVATIVES {
+                    return unsupported::<M>(c, $fmi, n_unknowns * n_knowns, $what);
+                }
+                call::<M>(c, $fmi, allowed::DERIVATIVES, |inst| {
+                    let (by_seed, by_sensitivity) = if $adjoint {
+                        (n_unknowns, n_knowns)
+                    } else {
+                        (n_knowns, n_unknowns)
+                    };
+                    if (n_seed, n_sensitivity) != (by_seed, by_sensitivity) {
+                        return Err(format!(
+                            "nSeed = {n_seed} and nSensitivity = {n_sensitivity} for {n_unknowns} unknowns and {n_knowns} knowns: every variable is a scalar, so they must be {by_seed} and {by_sensitivity}"
+                        ));
+                    }
+                    let (unknowns, knowns) = (
+                        slice(unknowns, n_unknowns, "unknowns")?,
+                        slice(knowns, n_knowns, "knowns")?,
+                    );
+                    let seed = slice(seed, n_seed, "seed")?;
+                    let sensitivity = slice_mut(sensitivity, n_sensitivity, "sensitivity")?;
+                    if $adjoint {
+                        inst.core.adjoint_derivative(unknowns, knowns, seed, sensitivity)
+                    } else {
+                        inst.core.directional_derivative(unknowns, knowns, seed, sensitivity)
+                    }
+                })
             }
         )*
     };
 }
 
-no_derivatives! {
+derivatives! {
     get_directional_derivative "fmi3GetDirectionalDerivative"
-        "directional derivatives are not provided (providesDirectionalDerivatives = false)";
+        "directional derivatives are not provided (providesDirectionalDerivatives = false)" false;
     get_adjoint_derivative "fmi3GetAdjointDerivative"
-        "adjoint derivatives are not provided (providesAdjointDerivatives = false)";
+        "adjoint derivatives are not provided (providesAdjointDerivatives = false)" true;
 }
 
 /// The extra variable (time, an event indicator) `vr` names, if it names one.

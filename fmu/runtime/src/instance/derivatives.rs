@@ -1,0 +1,136 @@
+//! Exact partial derivatives of a model that provides them ([`Model::tangent`]): FMI 2.0's and
+//! FMI 3.0's directional derivatives `J seed`, one forward sweep, and FMI 3.0's adjoint
+//! derivatives `seed^T J`, one forward sweep per known (the knowns of a call are few: the
+//! states and inputs of one component).
+//!
+//! Which variables may be unknowns and knowns follows the mode (FMI 2.0 section 2.1.9, FMI 3.0
+//! section 2.2.12): in Initialization Mode the initial unknowns with respect to the inputs and
+//! the variables with an exact start value (parameters, start values); after it, the outputs
+//! and the state derivatives with respect to the states and the continuous inputs.
+
+use super::{CallResult, FmiState, Instance};
+use crate::logger::OK;
+use crate::model::Model;
+use crate::variables::{Access, Causality, Initial, Var, Variability};
+
+impl<M: Model> Instance<M> {
+    /// `sensitivity = J seed`, `seed` by known, `sensitivity` by unknown.
+    pub fn directional_derivative(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> CallResult {
+        self.derivative_request(unknowns, knowns)?;
+        self.refresh()?;
+        let moved = self.tangent_along(knowns, seed);
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            *s = real(&self.vars[*u as usize], &moved);
+        }
+        Ok(OK)
+    }
+
+    /// `sensitivity = seed^T J`, `seed` by unknown, `sensitivity` by known.
+    pub fn adjoint_derivative(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> CallResult {
+        self.derivative_request(unknowns, knowns)?;
+        self.refresh()?;
+        for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
+            let column = self.tangent_along(&[*k], &[1.0]);
+            *s = unknowns
+                .iter()
+                .zip(seed)
+                .map(|(u, w)| w * real(&self.vars[*u as usize], &column))
+                .sum();
+        }
+        Ok(OK)
+    }
+
+    /// The model moved along `seed` on `knowns`.
+    fn tangent_along(&self, knowns: &[u32], seed: &[f64]) -> M {
+        let mut d = self.model.clone();
+        for v in &self.vars {
+            if let Access::Real { set, .. } = v.access {
+                set(&mut d, 0.0);
+            }
+        }
+        for (k, s) in knowns.iter().zip(seed) {
+            if let Access::Real { get, set } = self.vars[*k as usize].access {
+                let sum = get(&d) + s;
+                set(&mut d, sum);
+            }
+        }
+        if self.state == FmiState::InitializationMode {
+            // The states that take a start parameter's value move with it.
+            d.start_states();
+        }
+        let mut t = d.clone();
+        self.model.tangent(self.time, &d, &mut t);
+        t
+    }
+
+    /// Whether these unknowns and knowns may be asked for now; the reason names the variable.
+    fn derivative_request(&self, unknowns: &[u32], knowns: &[u32]) -> Result<(), String> {
+        if !M::PROVIDES_DERIVATIVES {
+            return Err(format!("{} provides no derivatives", M::NAME));
+        }
+        let initializing = self.state == FmiState::InitializationMode;
+        for u in unknowns {
+            let v = self.var(*u)?;
+            let allowed = if initializing {
+                v.is_real() && v.is_initial_unknown(&self.vars)
+            } else {
+                v.is_real()
+                    && (v.causality == Causality::Output || v.derivative_of.is_some())
+            };
+            if !allowed {
+                return Err(format!(
+                    "{} (vr {u}) is no unknown here: {}",
+                    v.name,
+                    if initializing {
+                        "in Initialization Mode, the unknowns are the initial unknowns"
+                    } else {
+                        "the unknowns are the Real outputs and the state derivatives"
+                    }
+                ));
+            }
+        }
+        for k in knowns {
+            let v = self.var(*k)?;
+            let input = v.is_real()
+                && v.causality == Causality::Input
+                && v.variability == Variability::Continuous;
+            let allowed = if initializing {
+                v.is_real() && (input || v.initial == Some(Initial::Exact))
+            } else {
+                input || v.derivative.is_some()
+            };
+            if !allowed {
+                return Err(format!(
+                    "{} (vr {k}) is no known here: {}",
+                    v.name,
+                    if initializing {
+                        "in Initialization Mode, the knowns are the continuous inputs and the variables with an exact start value"
+                    } else {
+                        "the knowns are the states and the continuous inputs"
+                    }
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A Real variable's value in `m` (only Real variables pass the request check).
+fn real<M>(v: &Var<M>, m: &M) -> f64 {
+    match v.access {
+        Access::Real { get, .. } => get(m),
+        Access::Integer { .. } => 0.0,
+    }
+}
