@@ -99,9 +99,12 @@ fn directional_derivatives_match_richardson_extrapolated_differences_and_the_dec
             .model_structure
             .derivatives
             .iter()
-            .chain(md.model_structure.outputs.iter().filter(|o| {
-                matches!(vars[o.index - 1].kind, VariableType::Real { .. })
-            }))
+            .chain(
+                md.model_structure
+                    .outputs
+                    .iter()
+                    .filter(|o| matches!(vars[o.index - 1].kind, VariableType::Real { .. })),
+            )
             .map(|u| {
                 u.dependencies
                     .as_ref()
@@ -127,7 +130,12 @@ fn directional_derivatives_match_richardson_extrapolated_differences_and_the_dec
             .iter()
             .enumerate()
             .map(|(i, vr)| (*vr, Known::State(i)))
-            .chain(inputs.iter().zip(&u).map(|(vr, u)| (*vr, Known::Input(*vr, *u))))
+            .chain(
+                inputs
+                    .iter()
+                    .zip(&u)
+                    .map(|(vr, u)| (*vr, Known::Input(*vr, *u))),
+            )
             .collect();
         for (known_vr, known) in &knowns {
             let mut exact = vec![0.0; all_unknowns.len()];
@@ -153,7 +161,10 @@ fn directional_derivatives_match_richardson_extrapolated_differences_and_the_dec
                     moved(&inst, &x, *known, h, &outputs),
                     moved(&inst, &x, *known, -h, &outputs),
                 );
-                up.iter().zip(&down).map(|(a, b)| (a - b) / (2.0 * h)).collect()
+                up.iter()
+                    .zip(&down)
+                    .map(|(a, b)| (a - b) / (2.0 * h))
+                    .collect()
             };
             let (coarse, fine) = (central(h), central(h / 2.0));
             for (j, unknown) in all_unknowns.iter().enumerate() {
@@ -180,4 +191,206 @@ fn directional_derivatives_match_richardson_extrapolated_differences_and_the_dec
         }
     }
     assert!(checked > 0, "no FMU provides directional derivatives");
+}
+
+/// FMI 3.0: the directional derivatives are FMI 2.0's (one Jacobian, column by column), and the
+/// adjoint derivatives are their transpose to rounding (seeded with each unknown in turn), in
+/// Continuous-Time Mode and for the initial unknowns in Initialization Mode. Knowns and
+/// unknowns the mode does not have, and serialized lengths that do not match, are refused.
+#[test]
+fn adjoint_derivatives_are_the_transpose_of_the_directional_ones() {
+    use fmu_harness::fmi3::Fmu3;
+    use fmu_harness::ERROR;
+    let mut checked = 0;
+    for fmu in Fmu::all() {
+        if !fmu.md.co_simulation.provides_directional_derivative {
+            continue;
+        }
+        let name = fmu.md.model_name.clone();
+        let fmu3 = Fmu3::load(&name);
+        assert!(
+            fmu3.xml
+                .contains(r#"providesDirectionalDerivatives="true""#)
+                && fmu3.xml.contains(r#"providesAdjointDerivatives="true""#),
+            "{name}: the FMI 3.0 description declares both"
+        );
+        let md = &fmu.md;
+        let vr = |i: usize| md.model_variables[i - 1].value_reference;
+        let real = |vr: &u32| {
+            matches!(
+                md.model_variables[*vr as usize].kind,
+                VariableType::Real { .. }
+            )
+        };
+        let derivatives: Vec<u32> = md
+            .model_structure
+            .derivatives
+            .iter()
+            .map(|d| vr(d.index))
+            .collect();
+        let outputs: Vec<u32> = md
+            .model_structure
+            .outputs
+            .iter()
+            .map(|o| vr(o.index))
+            .filter(real)
+            .collect();
+        let initial: Vec<u32> = md
+            .model_structure
+            .initial_unknowns
+            .iter()
+            .map(|u| vr(u.index))
+            .filter(real)
+            .collect();
+        let states: Vec<u32> = md
+            .model_structure
+            .derivatives
+            .iter()
+            .map(|d| match md.model_variables[d.index - 1].kind {
+                VariableType::Real {
+                    derivative: Some(s),
+                    ..
+                } => vr(s),
+                _ => unreachable!(),
+            })
+            .collect();
+        let inputs: Vec<u32> = md
+            .model_variables
+            .iter()
+            .filter(|v| v.causality == Causality::Input)
+            .map(|v| v.value_reference)
+            .filter(real)
+            .collect();
+        let parameters: Vec<u32> = md
+            .model_variables
+            .iter()
+            .filter(|v| v.causality == Causality::Parameter)
+            .map(|v| v.value_reference)
+            .filter(real)
+            .collect();
+
+        let inst = fmu3.model_exchange();
+        // J (unknowns x knowns) column by column, and J^T row by row; compared entry by entry.
+        let check = |unknowns: &[u32], knowns: &[u32], mode: &str| {
+            let call = |adjoint: bool, seed: &[f64], out: &mut [f64]| unsafe {
+                let f = if adjoint {
+                    fmu3.api.get_adjoint_derivative
+                } else {
+                    fmu3.api.get_directional_derivative
+                };
+                f(
+                    inst.c,
+                    unknowns.as_ptr(),
+                    unknowns.len(),
+                    knowns.as_ptr(),
+                    knowns.len(),
+                    seed.as_ptr(),
+                    seed.len(),
+                    out.as_mut_ptr(),
+                    out.len(),
+                )
+            };
+            let unit = |n: usize, i: usize| {
+                (0..n)
+                    .map(|j| f64::from(u8::from(i == j)))
+                    .collect::<Vec<_>>()
+            };
+            let mut columns = vec![vec![0.0; unknowns.len()]; knowns.len()];
+            for (k, column) in columns.iter_mut().enumerate() {
+                assert_eq!(
+                    call(false, &unit(knowns.len(), k), column),
+                    OK,
+                    "{}",
+                    inst.log_text()
+                );
+            }
+            for u in 0..unknowns.len() {
+                let mut row = vec![0.0; knowns.len()];
+                assert_eq!(
+                    call(true, &unit(unknowns.len(), u), &mut row),
+                    OK,
+                    "{}",
+                    inst.log_text()
+                );
+                for k in 0..knowns.len() {
+                    let (j, jt) = (columns[k][u], row[k]);
+                    assert!(
+                        (j - jt).abs() <= 4.0 * f64::EPSILON * j.abs().max(1.0),
+                        "{name} ({mode}): directional {j}, adjoint {jt} for vr {} by vr {}",
+                        unknowns[u],
+                        knowns[k]
+                    );
+                }
+            }
+            // nSeed must be the number of knowns (directional).
+            let mut out = vec![0.0; unknowns.len()];
+            assert_eq!(
+                call(false, &[1.0; 0], &mut out),
+                if knowns.is_empty() { OK } else { ERROR }
+            );
+            columns
+        };
+        assert_eq!(inst.enter_initialization_mode(None, 0.0, 1.0), OK);
+        let mut initial_knowns = parameters.clone();
+        initial_knowns.extend(&inputs);
+        check(&initial, &initial_knowns, "Initialization Mode");
+        assert_eq!(inst.exit_initialization_mode(), OK);
+        assert_eq!(inst.event_iteration(), OK);
+        assert_eq!(inst.enter_continuous_time_mode(), OK);
+        let mut unknowns = derivatives.clone();
+        unknowns.extend(&outputs);
+        let mut knowns = states.clone();
+        knowns.extend(&inputs);
+        let columns = check(&unknowns, &knowns, "Continuous-Time Mode");
+        // The same Jacobian as FMI 2.0's.
+        let inst2 = fmu.instantiate_me("fmi2");
+        inst2.initialize(0.0, None, &[]);
+        assert_eq!(inst2.enter_continuous_time_mode(), OK);
+        for (k, column) in columns.iter().enumerate() {
+            let mut out = vec![0.0; unknowns.len()];
+            let status = unsafe {
+                (fmu.api.get_directional_derivative)(
+                    inst2.c,
+                    unknowns.as_ptr(),
+                    unknowns.len(),
+                    [knowns[k]].as_ptr(),
+                    1,
+                    [1.0].as_ptr(),
+                    out.as_mut_ptr(),
+                )
+            };
+            assert_eq!(status, OK);
+            assert_eq!(
+                &out, column,
+                "{name}: FMI 3.0 and FMI 2.0 agree bit for bit"
+            );
+        }
+        // A parameter is no known once initialized, an input no unknown.
+        let (p, mut out) = (parameters[0], [0.0]);
+        let refused = |unknown: u32, known: u32, out: &mut [f64; 1]| unsafe {
+            (fmu3.api.get_directional_derivative)(
+                inst.c,
+                [unknown].as_ptr(),
+                1,
+                [known].as_ptr(),
+                1,
+                [1.0].as_ptr(),
+                1,
+                out.as_mut_ptr(),
+                1,
+            )
+        };
+        assert_eq!(refused(derivatives[0], p, &mut out), ERROR);
+        assert!(
+            inst.log_text().contains("is no known here"),
+            "{}",
+            inst.log_text()
+        );
+        if let Some(input) = inputs.first() {
+            assert_eq!(refused(*input, states[0], &mut out), ERROR);
+            assert!(inst.log_text().contains("is no unknown here"));
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "no FMU provides derivatives");
 }

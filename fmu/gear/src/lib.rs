@@ -124,7 +124,11 @@ impl Model for Gear {
     fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
         let (g, d) = (&self.gear, &seed.gear);
         let dual = Dual::seeded;
-        let (ratio, j_a, j_b) = (dual(g.ratio, d.ratio), dual(g.j_a, d.j_a), dual(g.j_b, d.j_b));
+        let (ratio, j_a, j_b) = (
+            dual(g.ratio, d.ratio),
+            dual(g.j_a, d.j_a),
+            dual(g.j_b, d.j_b),
+        );
         let j_reflected = j_b + ratio * ratio * j_a;
         let k = Knowns {
             ratio,

@@ -86,8 +86,7 @@ impl<M: Model> Instance<M> {
             let allowed = if initializing {
                 v.is_real() && v.is_initial_unknown(&self.vars)
             } else {
-                v.is_real()
-                    && (v.causality == Causality::Output || v.derivative_of.is_some())
+                v.is_real() && (v.causality == Causality::Output || v.derivative_of.is_some())
             };
             if !allowed {
                 return Err(format!(
