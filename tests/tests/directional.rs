@@ -394,3 +394,83 @@ fn adjoint_derivatives_are_the_transpose_of_the_directional_ones() {
     }
     assert!(checked > 0, "no FMU provides derivatives");
 }
+
+/// In Initialization Mode the initial unknowns move with the parameters and start values:
+/// against Richardson-extrapolated central differences of the values the FMU computes there.
+#[test]
+fn initial_unknowns_move_with_the_parameters_as_the_differences_say() {
+    let mut checked = 0;
+    for fmu in Fmu::all() {
+        let md = &fmu.md;
+        if !md.co_simulation.provides_directional_derivative {
+            continue;
+        }
+        let vars = &md.model_variables;
+        let real = |vr: &u32| matches!(vars[*vr as usize].kind, VariableType::Real { .. });
+        let unknowns: Vec<u32> = md
+            .model_structure
+            .initial_unknowns
+            .iter()
+            .map(|u| vars[u.index - 1].value_reference)
+            .filter(real)
+            .collect();
+        let parameters: Vec<u32> = vars
+            .iter()
+            .filter(|v| v.causality == Causality::Parameter)
+            .map(|v| v.value_reference)
+            .filter(real)
+            .collect();
+        let inst = fmu.instantiate_me("initial");
+        assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+        assert_eq!(inst.enter_initialization_mode(), OK);
+        let values = |inst: &Instance| {
+            let mut v = vec![0.0; unknowns.len()];
+            assert_eq!(inst.get_real(&unknowns, &mut v), OK, "{}", inst.log_text());
+            v
+        };
+        for p in &parameters {
+            let mut p0 = [0.0];
+            assert_eq!(inst.get_real(&[*p], &mut p0), OK);
+            let mut exact = vec![0.0; unknowns.len()];
+            let status = unsafe {
+                (fmu.api.get_directional_derivative)(
+                    inst.c,
+                    unknowns.as_ptr(),
+                    unknowns.len(),
+                    [*p].as_ptr(),
+                    1,
+                    [1.0].as_ptr(),
+                    exact.as_mut_ptr(),
+                )
+            };
+            assert_eq!(status, OK, "{}", inst.log_text());
+            let h = 1e-3 * p0[0].abs().max(1e-2);
+            let central = |h: f64| -> Vec<f64> {
+                assert_eq!(inst.set_real(&[*p], &[p0[0] + h]), OK);
+                let up = values(&inst);
+                assert_eq!(inst.set_real(&[*p], &[p0[0] - h]), OK);
+                let down = values(&inst);
+                assert_eq!(inst.set_real(&[*p], &p0), OK);
+                up.iter()
+                    .zip(&down)
+                    .map(|(a, b)| (a - b) / (2.0 * h))
+                    .collect()
+            };
+            let (coarse, fine) = (central(h), central(h / 2.0));
+            for (j, u) in unknowns.iter().enumerate() {
+                let richardson = (4.0 * fine[j] - coarse[j]) / 3.0;
+                let scale = exact[j].abs().max(richardson.abs()).max(1.0);
+                assert!(
+                    (exact[j] - richardson).abs() <= 1e-8 * scale,
+                    "{}: d{}/d{} = {} in Initialization Mode, differences {richardson}",
+                    md.model_name,
+                    vars[*u as usize].name,
+                    vars[*p as usize].name,
+                    exact[j]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no FMU provides derivatives");
+}
