@@ -8,6 +8,62 @@
 use fmu_harness::{Fmu, Instance, OK};
 use model_description::{Causality, VariableType};
 
+/// The value references an importer asks derivatives of and for, by the ModelStructure.
+struct Structure {
+    states: Vec<u32>,
+    derivatives: Vec<u32>,
+    /// The Real outputs.
+    outputs: Vec<u32>,
+    /// The Real inputs.
+    inputs: Vec<u32>,
+    /// The Real parameters.
+    parameters: Vec<u32>,
+    /// The Real initial unknowns.
+    initial: Vec<u32>,
+}
+
+fn structure(md: &model_description::ModelDescription) -> Structure {
+    let vars = &md.model_variables;
+    let vr = |i: usize| vars[i - 1].value_reference;
+    let real = |vr: &u32| matches!(vars[*vr as usize].kind, VariableType::Real { .. });
+    let of = |causality: Causality| -> Vec<u32> {
+        vars.iter()
+            .filter(|v| v.causality == causality)
+            .map(|v| v.value_reference)
+            .filter(real)
+            .collect()
+    };
+    let ms = &md.model_structure;
+    Structure {
+        states: ms
+            .derivatives
+            .iter()
+            .map(|d| match vars[d.index - 1].kind {
+                VariableType::Real {
+                    derivative: Some(s),
+                    ..
+                } => vr(s),
+                _ => unreachable!("a derivative names its state"),
+            })
+            .collect(),
+        derivatives: ms.derivatives.iter().map(|d| vr(d.index)).collect(),
+        outputs: ms
+            .outputs
+            .iter()
+            .map(|o| vr(o.index))
+            .filter(real)
+            .collect(),
+        inputs: of(Causality::Input),
+        parameters: of(Causality::Parameter),
+        initial: ms
+            .initial_unknowns
+            .iter()
+            .map(|u| vr(u.index))
+            .filter(real)
+            .collect(),
+    }
+}
+
 /// The unknowns' values at the instance's states and inputs: derivatives, then outputs.
 fn unknowns(inst: &Instance, outputs: &[u32]) -> Vec<f64> {
     let (status, mut v) = inst.derivatives();
@@ -63,37 +119,13 @@ fn directional_derivatives_match_richardson_extrapolated_differences_and_the_dec
         }
         let vars = &md.model_variables;
         let vr_of_index = |i: usize| vars[i - 1].value_reference;
-        let states: Vec<u32> = md
-            .model_structure
-            .derivatives
-            .iter()
-            .map(|d| match vars[d.index - 1].kind {
-                VariableType::Real {
-                    derivative: Some(s),
-                    ..
-                } => vr_of_index(s),
-                _ => unreachable!("a derivative names its state"),
-            })
-            .collect();
-        let derivatives: Vec<u32> = md
-            .model_structure
-            .derivatives
-            .iter()
-            .map(|d| vr_of_index(d.index))
-            .collect();
-        let outputs: Vec<u32> = md
-            .model_structure
-            .outputs
-            .iter()
-            .map(|o| vr_of_index(o.index))
-            .filter(|vr| matches!(vars[*vr as usize].kind, VariableType::Real { .. }))
-            .collect();
-        let inputs: Vec<u32> = vars
-            .iter()
-            .filter(|v| v.causality == Causality::Input)
-            .filter(|v| matches!(v.kind, VariableType::Real { .. }))
-            .map(|v| v.value_reference)
-            .collect();
+        let Structure {
+            states,
+            derivatives,
+            outputs,
+            inputs,
+            ..
+        } = structure(md);
         // The declared dependencies of each unknown (None: on every known).
         let declared: Vec<Option<Vec<u32>>> = md
             .model_structure
@@ -215,59 +247,14 @@ fn adjoint_derivatives_are_the_transpose_of_the_directional_ones() {
             "{name}: the FMI 3.0 description declares both"
         );
         let md = &fmu.md;
-        let vr = |i: usize| md.model_variables[i - 1].value_reference;
-        let real = |vr: &u32| {
-            matches!(
-                md.model_variables[*vr as usize].kind,
-                VariableType::Real { .. }
-            )
-        };
-        let derivatives: Vec<u32> = md
-            .model_structure
-            .derivatives
-            .iter()
-            .map(|d| vr(d.index))
-            .collect();
-        let outputs: Vec<u32> = md
-            .model_structure
-            .outputs
-            .iter()
-            .map(|o| vr(o.index))
-            .filter(real)
-            .collect();
-        let initial: Vec<u32> = md
-            .model_structure
-            .initial_unknowns
-            .iter()
-            .map(|u| vr(u.index))
-            .filter(real)
-            .collect();
-        let states: Vec<u32> = md
-            .model_structure
-            .derivatives
-            .iter()
-            .map(|d| match md.model_variables[d.index - 1].kind {
-                VariableType::Real {
-                    derivative: Some(s),
-                    ..
-                } => vr(s),
-                _ => unreachable!(),
-            })
-            .collect();
-        let inputs: Vec<u32> = md
-            .model_variables
-            .iter()
-            .filter(|v| v.causality == Causality::Input)
-            .map(|v| v.value_reference)
-            .filter(real)
-            .collect();
-        let parameters: Vec<u32> = md
-            .model_variables
-            .iter()
-            .filter(|v| v.causality == Causality::Parameter)
-            .map(|v| v.value_reference)
-            .filter(real)
-            .collect();
+        let Structure {
+            states,
+            derivatives,
+            outputs,
+            inputs,
+            parameters,
+            initial,
+        } = structure(md);
 
         let inst = fmu3.model_exchange();
         // J (unknowns x knowns) column by column, and J^T row by row; compared entry by entry.
@@ -406,20 +393,11 @@ fn initial_unknowns_move_with_the_parameters_as_the_differences_say() {
             continue;
         }
         let vars = &md.model_variables;
-        let real = |vr: &u32| matches!(vars[*vr as usize].kind, VariableType::Real { .. });
-        let unknowns: Vec<u32> = md
-            .model_structure
-            .initial_unknowns
-            .iter()
-            .map(|u| vars[u.index - 1].value_reference)
-            .filter(real)
-            .collect();
-        let parameters: Vec<u32> = vars
-            .iter()
-            .filter(|v| v.causality == Causality::Parameter)
-            .map(|v| v.value_reference)
-            .filter(real)
-            .collect();
+        let Structure {
+            initial: unknowns,
+            parameters,
+            ..
+        } = structure(md);
         let inst = fmu.instantiate_me("initial");
         assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
         assert_eq!(inst.enter_initialization_mode(), OK);
