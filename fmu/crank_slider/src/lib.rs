@@ -3,7 +3,9 @@
 //! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
 
 use fmu_runtime::math::{cos, sin};
-use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables};
+use fmu_runtime::{
+    export_fmu, Dual, Experiment, Indicators, Invalid, Model, Scalar, Side, Variables,
+};
 
 /// Hysteresis of the dead-centre indicator sin(phi) near phi = 0: sin(phi) is rounded to
 /// about one ulp of phi, which grows with the turns (1.1e-13 at 628 rad), so the hysteresis is
@@ -17,14 +19,14 @@ fn dead_centre_hysteresis(phi: f64) -> f64 {
 
 /// Piston position from the crank axis, and its first two derivatives with respect to phi.
 pub mod geometry {
-    use fmu_runtime::math::sin_cos;
+    use fmu_runtime::Scalar;
 
     /// `s`, `ds/dphi` and `d2s/dphi2` at one crank angle.
     #[derive(Debug, Clone, Copy)]
-    pub struct Slider {
-        pub s: f64,
-        pub sp: f64,
-        pub spp: f64,
+    pub struct Slider<S> {
+        pub s: S,
+        pub sp: S,
+        pub spp: S,
     }
 
     /// With `R = sqrt(l^2 - a^2 sin(phi)^2)` (positive for l > a):
@@ -33,8 +35,8 @@ pub mod geometry {
     /// - `d2s/dphi2 = -a cos(phi) - a^2 cos(2 phi) / R - a^4 sin^2(phi) cos^2(phi) / R^3`;
     ///
     /// one `sin_cos` for all three (it is most of a derivative evaluation's cost).
-    pub fn at(a: f64, l: f64, phi: f64) -> Slider {
-        let (sn, cs) = sin_cos(phi);
+    pub fn at<S: Scalar>(a: S, l: S, phi: S) -> Slider<S> {
+        let (sn, cs) = phi.sin_cos();
         let a2 = a * a;
         let r = (l * l - a2 * sn * sn).sqrt();
         let sc = sn * cs;
@@ -137,11 +139,65 @@ pub struct CrankSlider {
     side: i32,
 }
 
-impl CrankSlider {
+/// What the equations read: parameters, states and inputs, over any [`Scalar`] (f64 for the
+/// simulation, dual numbers for its exact derivatives).
+#[derive(Clone, Copy)]
+struct Knowns<S> {
+    a: S,
+    l: S,
+    j: S,
+    m: S,
+    phi: S,
+    w: S,
+    tau: S,
+    f: S,
+}
+
+/// The outputs the equations give.
+struct Motion<S> {
+    alpha: S,
+    geometry: geometry::Slider<S>,
+    v: S,
+    a_s: S,
+    tau_rod: S,
+}
+
+impl<S: Scalar> Knowns<S> {
     /// Crank acceleration from Lagrange's equation with T = (J + m s'^2) w^2 / 2:
     /// `(J + m s'^2) alpha + m s' s'' w^2 = tau + f s'`.
-    fn acceleration(&self, sp: f64, spp: f64) -> f64 {
+    fn acceleration(&self, sp: S, spp: S) -> S {
         (self.tau + self.f * sp - self.m * sp * spp * self.w * self.w) / (self.j + self.m * sp * sp)
+    }
+
+    fn motion(&self) -> Motion<S> {
+        let geometry = geometry::at(self.a, self.l, self.phi);
+        let (sp, spp) = (geometry.sp, geometry.spp);
+        let alpha = self.acceleration(sp, spp);
+        let a_s = spp * self.w * self.w + sp * alpha;
+        Motion {
+            alpha,
+            geometry,
+            v: sp * self.w,
+            a_s,
+            // Massless rod, ideal joints: tau_rod dphi + F_rod ds = 0 with the rod's force on
+            // the piston F_rod = m a_s - f.
+            tau_rod: -(self.m * a_s - self.f) * sp,
+        }
+    }
+}
+
+impl CrankSlider {
+    fn knowns(&self) -> Knowns<f64> {
+        Knowns {
+            a: self.crank_radius,
+            l: self.rod_length,
+            j: self.j,
+            m: self.m,
+            phi: self.phi,
+            w: self.w,
+            tau: self.tau,
+            f: self.f,
+        }
     }
 
     fn side_of(&self) -> i32 {
@@ -201,11 +257,11 @@ impl Model for CrankSlider {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let (a, l) = (self.crank_radius, self.rod_length);
-        let k = geometry::at(a, l, self.phi);
+        let k = self.knowns();
+        let g = geometry::at(k.a, k.l, k.phi);
         let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.phi] = self.w;
-        dx[s.w] = self.acceleration(k.sp, k.spp);
+        dx[s.w] = k.acceleration(g.sp, g.spp);
     }
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does: the
@@ -261,17 +317,32 @@ impl Model for CrankSlider {
     }
 
     fn update_outputs(&mut self, _t: f64) {
-        let (a, l) = (self.crank_radius, self.rod_length);
-        let geometry::Slider { s, sp, spp } = geometry::at(a, l, self.phi);
-        self.alpha = self.acceleration(sp, spp);
-        self.s = s;
-        self.ds_dphi = sp;
-        self.d2s_dphi2 = spp;
-        self.v = sp * self.w;
-        self.a_s = spp * self.w * self.w + sp * self.alpha;
-        // Massless rod, ideal joints: tau_rod dphi + F_rod ds = 0 with the rod's force on the
-        // piston F_rod = m a_s - f.
-        self.tau_rod = -(self.m * self.a_s - self.f) * sp;
+        let m = self.knowns().motion();
+        (self.alpha, self.v, self.a_s, self.tau_rod) = (m.alpha, m.v, m.a_s, m.tau_rod);
+        let g = m.geometry;
+        (self.s, self.ds_dphi, self.d2s_dphi2) = (g.s, g.sp, g.spp);
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers.
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let dual = Dual::seeded;
+        let k = Knowns {
+            a: dual(self.crank_radius, seed.crank_radius),
+            l: dual(self.rod_length, seed.rod_length),
+            j: dual(self.j, seed.j),
+            m: dual(self.m, seed.m),
+            phi: dual(self.phi, seed.phi),
+            w: dual(self.w, seed.w),
+            tau: dual(self.tau, seed.tau),
+            f: dual(self.f, seed.f),
+        };
+        let m = k.motion();
+        let t = tangent;
+        (t.alpha, t.v, t.a_s, t.tau_rod) = (m.alpha.eps, m.v.eps, m.a_s.eps, m.tau_rod.eps);
+        let g = m.geometry;
+        (t.s, t.ds_dphi, t.d2s_dphi2) = (g.s.eps, g.sp.eps, g.spp.eps);
     }
 }
 
