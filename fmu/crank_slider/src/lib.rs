@@ -257,11 +257,12 @@ impl Model for CrankSlider {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let k = self.knowns();
-        let g = geometry::at(k.a, k.l, k.phi);
+        // The geometry first: the knowns the acceleration reads are then loaded after the
+        // call, not kept across it.
+        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
         let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.phi] = self.w;
-        dx[s.w] = k.acceleration(g.sp, g.spp);
+        dx[s.w] = self.knowns().acceleration(g.sp, g.spp);
     }
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does: the
