@@ -545,6 +545,23 @@ impl<'a> Instance<'a> {
         (s, dx)
     }
 
+    /// `fmi2GetDirectionalDerivative` of `unknowns` along one known, seeded with 1.
+    pub fn directional_derivative(&self, unknowns: &[Vr], known: Vr) -> (Status, Vec<f64>) {
+        let mut d = vec![0.0; unknowns.len()];
+        let s = unsafe {
+            (self.fmu.api.get_directional_derivative)(
+                self.c,
+                unknowns.as_ptr(),
+                unknowns.len(),
+                &known,
+                1,
+                &1.0,
+                d.as_mut_ptr(),
+            )
+        };
+        (s, d)
+    }
+
     pub fn event_indicators(&self) -> (Status, Vec<f64>) {
         let mut z = vec![0.0; self.fmu.md.number_of_event_indicators];
         let s = unsafe { (self.fmu.api.get_event_indicators)(self.c, z.as_mut_ptr(), z.len()) };

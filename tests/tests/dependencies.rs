@@ -18,6 +18,9 @@
 //! is not there). In Initialization Mode a known also moves far (to zero, to minus itself, well
 //! beyond) and both ways, which crosses the switches a start can meet (a sheave on its stop, a
 //! mode); regimes put the start on such a switch where it is rare (`at`).
+//! An FMU that provides exact derivatives is judged at the same points by its Jacobian as well
+//! (`Exact`): each entry against Richardson-extrapolated differences within 1e-8, and the
+//! entries that are nonzero against the declarations by the same rule.
 //! `FMU_DEPENDENCIES_OBSERVED=1` prints what the probe saw of every unknown whose declaration
 //! differs, the list to start from when declaring a new component's dependencies;
 //! `FMU_DEPENDENCIES_SEED=<u64>` draws other samples: "moves with ... but does not declare it"
@@ -343,6 +346,13 @@ struct Mismatches {
     unseen: Vec<String>,
 }
 
+impl Mismatches {
+    fn extend(&mut self, other: Mismatches) {
+        self.undeclared.extend(other.undeclared);
+        self.unseen.extend(other.unseen);
+    }
+}
+
 fn mismatches(
     md: &ModelDescription,
     list: &str,
@@ -527,6 +537,205 @@ impl Observed {
     }
 }
 
+/// The FMU's exact derivatives (`fmi2GetDirectionalDerivative`) at the probed points, for an
+/// FMU that provides them.
+/// - Each entry against central differences of the FMU's own values with Richardson
+///   extrapolation (error O(h^4); one-sided at the edge of a known's range, O(h^2)) at the
+///   steps in `STEPS`: the first that agrees within 1e-8 relative ends the search. Differences
+///   have a best step between truncation and rounding (a kink of `abs` or of a clipped tension
+///   that a large step crosses); a wrong derivative agrees at none.
+/// - Relative to the entry, or to what the differences cannot resolve below: 1e-8 of the
+///   largest value among the unknowns of its unit, per unit of the known (a support torque that
+///   is the small sum of two large torques), and the probe's zero.
+/// - Each entry's magnitude times its known's scale is recorded as the probe records a move,
+///   so the same rule judges it: nonzero where undeclared, or declared and never nonzero, is a
+///   mismatch.
+struct Exact {
+    /// Positions of the Real unknowns among the probe's unknowns.
+    real: Vec<usize>,
+    vrs: Vec<u32>,
+    /// For each Real unknown, those of the same unit.
+    peers: Vec<Vec<usize>>,
+    observed: Observed,
+    failures: Vec<String>,
+    /// Entries checked against the differences, and the largest relative deviation.
+    checked: usize,
+    worst: f64,
+}
+
+/// Steps of the differences, relative to the known's magnitude (at least 1), in the order tried.
+const STEPS: [f64; 8] = [1e-4, 1e-3, 1e-5, 1e-2, 1e-6, 1e-7, 1e-9, 1e-11];
+
+fn unit(md: &ModelDescription, index: usize) -> Option<&str> {
+    match &md.model_variables[index - 1].kind {
+        VariableType::Real { unit, .. } => unit.as_deref(),
+        _ => None,
+    }
+}
+
+impl Exact {
+    fn new(md: &ModelDescription, unknowns: &[Unknown]) -> Option<Exact> {
+        let real: Vec<usize> = (0..unknowns.len())
+            .filter(|u| !variable(md, unknowns[*u].index).integer)
+            .collect();
+        let vrs = real
+            .iter()
+            .map(|u| variable(md, unknowns[*u].index).vr)
+            .collect();
+        let unit_of = |u: usize| unit(md, unknowns[real[u]].index);
+        let peers = (0..real.len())
+            .map(|u| {
+                (0..real.len())
+                    .filter(|p| unit_of(*p) == unit_of(u))
+                    .collect()
+            })
+            .collect();
+        md.co_simulation
+            .provides_directional_derivative
+            .then(|| Exact {
+                observed: Observed::new(real.len()),
+                real,
+                vrs,
+                peers,
+                failures: vec![],
+                checked: 0,
+                worst: 0.0,
+            })
+    }
+
+    /// The column of known `k` (at `before`) against differences of `at(value)`, the probe's
+    /// values with the known set to value (None where it is refused).
+    fn column(
+        &mut self,
+        inst: &Instance,
+        md: &ModelDescription,
+        (k, before): (usize, f64),
+        base: &[f64],
+        at: &dyn Fn(f64) -> Option<Vec<f64>>,
+    ) {
+        let (status, exact) = inst.directional_derivative(&self.vrs, variable(md, k).vr);
+        assert_eq!(status, OK, "{}", inst.log_text());
+        let scale = before.abs().max(1.0);
+        let base: Vec<f64> = self.real.iter().map(|u| base[*u]).collect();
+        self.observed.base(&base);
+        for (u, d) in exact.iter().enumerate() {
+            if *d != 0.0 {
+                let m = self.observed.moves[u].entry(k).or_insert(0.0);
+                *m = m.max(d.abs() * scale);
+            }
+        }
+        let real = |v: Vec<f64>| -> Vec<f64> { self.real.iter().map(|u| v[*u]).collect() };
+        let quotient = |a: &[f64], b: &[f64], h: f64| -> Vec<f64> {
+            a.iter().zip(b).map(|(a, b)| (a - b) / h).collect()
+        };
+        // Differences at h and h/2, and the order of their error.
+        let differences = |h: f64| -> Option<(Vec<f64>, Vec<f64>, f64)> {
+            let [up, down, half_up, half_down] =
+                [h, -h, h / 2.0, -h / 2.0].map(|d| at(before + d).map(real));
+            match (up, down, half_up, half_down) {
+                (Some(u), Some(d), Some(hu), Some(hd)) => {
+                    Some((quotient(&u, &d, 2.0 * h), quotient(&hu, &hd, h), 2.0))
+                }
+                (Some(u), _, Some(hu), _) => {
+                    Some((quotient(&u, &base, h), quotient(&hu, &base, h / 2.0), 1.0))
+                }
+                (_, Some(d), _, Some(hd)) => {
+                    Some((quotient(&base, &d, h), quotient(&base, &hd, h / 2.0), 1.0))
+                }
+                _ => None,
+            }
+        };
+        // 1e-8 of it is what the differences cannot resolve; 1e-4 of the unknown's largest
+        // magnitude over the samples makes that the probe's zero (1e-12 of it).
+        let unresolved: Vec<f64> = (0..exact.len())
+            .map(|u| {
+                let peers = self.peers[u].iter().map(|p| base[*p].abs());
+                peers.fold(1e-4 * self.observed.scale[u], f64::max) / scale
+            })
+            .collect();
+        let mut open: Vec<usize> = (0..exact.len()).collect();
+        let mut best = vec![f64::INFINITY; exact.len()];
+        for step in STEPS {
+            let Some((coarse, fine, order)) = differences(step * scale) else {
+                continue;
+            };
+            let gain = 2f64.powi(2 * order as i32);
+            open.retain(|&u| {
+                let richardson = (gain * fine[u] - coarse[u]) / (gain - 1.0);
+                let difference = (exact[u] - richardson).abs();
+                let deviation = if difference == 0.0 {
+                    0.0
+                } else {
+                    difference / exact[u].abs().max(richardson.abs()).max(unresolved[u])
+                };
+                best[u] = best[u].min(deviation);
+                deviation > 1e-8
+            });
+            if open.is_empty() {
+                break;
+            }
+        }
+        self.checked += exact.len();
+        for (u, b) in best.iter().enumerate() {
+            if !open.contains(&u) {
+                self.worst = self.worst.max(*b);
+            }
+        }
+        for u in open {
+            self.failures.push(format!(
+                "{}: d{}/d{} = {} at {before}: no difference step agrees (best relative deviation {:e})",
+                md.model_name,
+                md.model_variables[self.vrs[u] as usize].name,
+                name(md, k),
+                exact[u],
+                best[u]
+            ));
+        }
+    }
+
+    /// The mismatches of the exact entries with the declarations, over the Real knowns.
+    fn mismatches(
+        self,
+        md: &ModelDescription,
+        list: &str,
+        unknowns: &[Unknown],
+        knowns: &[usize],
+    ) -> Mismatches {
+        let knowns: Vec<usize> = knowns
+            .iter()
+            .copied()
+            .filter(|k| !variable(md, *k).integer)
+            .collect();
+        let unknowns: Vec<Unknown> = self
+            .real
+            .iter()
+            .map(|u| {
+                let mut unknown = unknowns[*u].clone();
+                let real: BTreeSet<usize> = knowns.iter().copied().collect();
+                let list = declared(&unknown, &knowns)
+                    .intersection(&real)
+                    .copied()
+                    .collect();
+                unknown.dependencies = Some(list);
+                unknown
+            })
+            .collect();
+        let mut found = mismatches(
+            md,
+            &format!("exact {list}"),
+            &unknowns,
+            &knowns,
+            &self.observed.dependencies(),
+        );
+        found.undeclared.extend(self.failures);
+        eprintln!(
+            "{}: {list}: {} exact entries against differences, largest relative deviation {:.1e}",
+            md.model_name, self.checked, self.worst
+        );
+        found
+    }
+}
+
 /// Most samples must be inside the model's domain, or the probe saw too little.
 fn enough(md: &ModelDescription, probed: usize, samples: usize) {
     assert!(
@@ -560,6 +769,7 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         .cloned()
         .collect();
     let mut observed = Observed::new(unknowns.len());
+    let mut exact = Exact::new(md, &unknowns);
     let mut probed = 0;
     for _ in 0..SAMPLES {
         // A random point: random parameters and inputs, states the FMU reaches with them; the
@@ -654,16 +864,28 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                     observed.record(&base, &moved_to, k);
                 }
             }
+            if let Some(exact) = &mut exact {
+                let at = |value: f64| {
+                    let moved_to = set(value).then(|| values(&inst));
+                    assert!(set(before));
+                    moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
+                };
+                exact.column(&inst, md, (k, before), &base, &at);
+            }
         }
     }
     enough(md, probed, SAMPLES);
-    mismatches(
+    let mut found = mismatches(
         md,
         "output/derivative",
         &unknowns,
         &knowns,
         &observed.dependencies(),
-    )
+    );
+    if let Some(exact) = exact {
+        found.extend(exact.mismatches(md, "output/derivative", &unknowns, &knowns));
+    }
+    found
 }
 
 /// InitialUnknowns against the parameters and inputs.
@@ -672,6 +894,7 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
     let knowns: Vec<usize> = inputs(md).into_iter().chain(parameters(md)).collect();
     let unknowns = &md.model_structure.initial_unknowns;
     let mut observed = Observed::new(unknowns.len());
+    let mut exact = Exact::new(md, unknowns);
     let mut probed = 0;
     for sample in 0..INITIAL_SAMPLES {
         // The first sample at the start values; then random inputs and a few parameters (two
@@ -736,16 +959,28 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                 }
                 observed.record(&base, &moved_to, k);
             }
+            if let (Some(exact), false) = (&mut exact, v.integer) {
+                let at = |value: f64| {
+                    let moved_to = write(&inst, v, value).then(|| values(&inst));
+                    assert!(write(&inst, v, before));
+                    moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
+                };
+                exact.column(&inst, md, (k, before), &base, &at);
+            }
         }
     }
     enough(md, probed, INITIAL_SAMPLES);
-    mismatches(
+    let mut found = mismatches(
         md,
         "initial unknown",
         unknowns,
         &knowns,
         &observed.dependencies(),
-    )
+    );
+    if let Some(exact) = exact {
+        found.extend(exact.mismatches(md, "initial unknown", unknowns, &knowns));
+    }
+    found
 }
 
 #[test]

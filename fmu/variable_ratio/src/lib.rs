@@ -7,8 +7,7 @@
 //! flowing into the transmission, which the energy argument below needs.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::math::tanh;
-use fmu_runtime::{Indicators, Invalid, Side, Variables, HYSTERESIS};
+use fmu_runtime::{Dual, Indicators, Invalid, Scalar, Side, Variables, HYSTERESIS};
 
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
@@ -123,21 +122,42 @@ impl Compliance {
     }
 }
 
-/// The torques and losses at one instant.
+/// The torques and losses at one instant, in the number type of the equations (`f64` for the
+/// simulation, [`Dual`] for its exact derivatives).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Torques {
+pub struct Torques<S = f64> {
     /// dphi/dt = s r w_f - w_b
-    pub phi_dot: f64,
+    pub phi_dot: S,
     /// Torque the base applies to the transmission, viscous bearing loss included.
-    pub tau_b: f64,
+    pub tau_b: S,
     /// Torque the follower applies to the transmission, viscous bearing loss included.
-    pub tau_f: f64,
+    pub tau_f: S,
     /// Coulomb mesh loss (referred to the follower), tau_Coul tanh(4 w_F / w_th).
-    pub tau_loss: f64,
+    pub tau_loss: S,
     /// Everything dissipated: damping, mesh and bearings.
-    pub power_loss: f64,
+    pub power_loss: S,
     /// Power-flow indicator: > 0 forward (base drives), < 0 reverse.
-    pub flow: f64,
+    pub flow: S,
+}
+
+/// The transmission's Real parameters in the number type of the equations; `direction` and
+/// `losses` are Integers and choose the equations.
+#[derive(Debug, Clone, Copy)]
+pub struct Coefficients<S> {
+    pub k_p: S,
+    pub k_v: S,
+    pub tau_b_start: S,
+    pub eta: S,
+    pub w_th: S,
+    pub mu_b: S,
+    pub mu_f: S,
+}
+
+impl<S: Scalar> Coefficients<S> {
+    /// The compliance angle at which the spring holds `tau_B_start` at rest.
+    pub fn phi_start(&self) -> S {
+        -self.tau_b_start / self.k_p
+    }
 }
 
 impl Transmission {
@@ -171,42 +191,80 @@ impl Transmission {
         fastest > STIFF_RATE
     }
 
+    pub fn coefficients(&self) -> Coefficients<f64> {
+        Coefficients {
+            k_p: self.k_p,
+            k_v: self.k_v,
+            tau_b_start: self.tau_b_start,
+            eta: self.eta,
+            w_th: self.w_th,
+            mu_b: self.mu_b,
+            mu_f: self.mu_f,
+        }
+    }
+
+    /// The coefficients moving as `seed`'s fields say (their derivatives along one direction).
+    pub fn along(&self, seed: &Transmission) -> Coefficients<Dual> {
+        let dual = Dual::seeded;
+        Coefficients {
+            k_p: dual(self.k_p, seed.k_p),
+            k_v: dual(self.k_v, seed.k_v),
+            tau_b_start: dual(self.tau_b_start, seed.tau_b_start),
+            eta: dual(self.eta, seed.eta),
+            w_th: dual(self.w_th, seed.w_th),
+            mu_b: dual(self.mu_b, seed.mu_b),
+            mu_f: dual(self.mu_f, seed.mu_f),
+        }
+    }
+
     /// The compliance angle at which the spring holds `tau_B_start` at rest.
     pub fn phi_start(&self) -> f64 {
-        -self.tau_b_start / self.k_p
+        self.coefficients().phi_start()
+    }
+
+    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64) -> Torques {
+        self.torques_in(self.coefficients(), phi, w_b, w_f, r)
     }
 
     /// Equations: `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
     /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_f/w_th)` with
     /// `tau_Coul = |tau_F| (1 - eta)`. With `x = -s r tau_B` the last two give
     /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_f/w_th)`, with no iteration.
-    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64) -> Torques {
+    /// Each product keeps the order of its factors' rounding, so `f64` gives the simulation's
+    /// bits; `sign(x)` is constant between its jumps, so its derivative is zero.
+    pub fn torques_in<S: Scalar>(
+        &self,
+        c: Coefficients<S>,
+        phi: S,
+        w_b: S,
+        w_f: S,
+        r: S,
+    ) -> Torques<S> {
         let s = self.s();
-        let phi_dot = s * r * w_f - w_b;
-        let tau_spring = -self.k_p * phi - self.k_v * phi_dot;
-        let x = -s * r * tau_spring;
+        let phi_dot = r * s * w_f - w_b;
+        let tau_spring = -c.k_p * phi - c.k_v * phi_dot;
+        let x = r * -s * tau_spring;
         let (tau_mesh, tau_loss) = if self.losses == CONSTANT_EFFICIENCY {
             // The follower speed in both flows: tau_loss works against w_f, so c w_f >= 0 keeps
             // tau_loss w_f = |x| c w_f / (1 - c sign x) >= 0. (The base speed in reverse flow
             // dissipated negatively while s w_b and w_f had opposite signs.)
-            let c = (1.0 - self.eta) * tanh(4.0 * w_f / self.w_th);
-            let tau_f = x / (1.0 - c * x.signum());
+            let one = S::constant(1.0);
+            let c = (one - c.eta) * (w_f * 4.0 / c.w_th).tanh();
+            let tau_f = x / (one - c * x.value().signum());
             (tau_f, tau_f - x)
         } else {
-            (x, 0.0)
+            (x, S::constant(0.0))
         };
-        let power_loss = self.k_v * phi_dot * phi_dot
-            + tau_loss * w_f
-            + self.mu_b * w_b * w_b
-            + self.mu_f * w_f * w_f;
+        let power_loss =
+            c.k_v * phi_dot * phi_dot + tau_loss * w_f + c.mu_b * w_b * w_b + c.mu_f * w_f * w_f;
         Torques {
             phi_dot,
-            tau_b: tau_spring + self.mu_b * w_b,
-            tau_f: tau_mesh + self.mu_f * w_f,
+            tau_b: tau_spring + c.mu_b * w_b,
+            tau_f: tau_mesh + c.mu_f * w_f,
             tau_loss,
             power_loss,
             // Base power in minus follower power out, on the loss-free torques.
-            flow: tau_spring * (w_b + s * r * w_f),
+            flow: tau_spring * (w_b + r * s * w_f),
         }
     }
 
@@ -275,6 +333,7 @@ pub fn update_power_flow(mode: &mut i32, flow: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fmu_runtime::math::tanh;
 
     #[test]
     fn energy_argument_fixes_the_signs() {

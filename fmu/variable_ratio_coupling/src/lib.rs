@@ -2,7 +2,7 @@
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
+use fmu_runtime::{export_fmu, Dual, Experiment, Indicators, Invalid, Model, Variables};
 use variable_ratio::{
     check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
     BOTH_TORQUES, FOLLOWER_TORQUE,
@@ -100,6 +100,29 @@ impl Model for VariableRatioCoupling {
         self.compliance.phi_dot = q.phi_dot;
         // No inertia: the housing balances what the shafts apply.
         self.tau_support = -(q.tau_b + q.tau_f);
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers. The compliance angle moves with its own seed after
+    /// Initialization Mode and, in it, with phi_start = -tau_B_start/k_p (only one of the two
+    /// seeds is ever nonzero: parameters are knowns only in Initialization Mode, the state
+    /// only after it).
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let c = self.params.along(&seed.params);
+        let dual = Dual::seeded;
+        let phi = dual(self.compliance.phi, seed.compliance.phi + c.phi_start().eps);
+        let q = self.params.torques_in(
+            c,
+            phi,
+            dual(self.w_b, seed.w_b),
+            dual(self.w_f, seed.w_f),
+            dual(self.r, seed.r),
+        );
+        (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
+        tangent.tau_support = -(q.tau_b + q.tau_f).eps;
+        let t = &mut tangent.compliance;
+        (t.phi, t.phi_dot, t.power_loss) = (phi.eps, q.phi_dot.eps, q.power_loss.eps);
     }
 }
 

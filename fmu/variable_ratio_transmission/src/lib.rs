@@ -2,7 +2,7 @@
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{export_fmu, Experiment, Indicators, Invalid, Model, Variables};
+use fmu_runtime::{export_fmu, Dual, Experiment, Indicators, Invalid, Model, Variables};
 use variable_ratio::{
     check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
     BOTH_TORQUES, FOLLOWER_TORQUE,
@@ -170,6 +170,33 @@ impl Model for VariableRatioTransmission {
         // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
         // transmission carries no inertia, so its housing balances them.
         self.tau_support = -(q.tau_b + q.tau_f);
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers. The compliance angle moves with its own seed after
+    /// Initialization Mode and, in it, with phi_start = -tau_B_start/k_p (only one of the two
+    /// seeds is ever nonzero); the speeds' seeds hold their start values' in Initialization
+    /// Mode.
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let c = self.params.along(&seed.params);
+        let dual = Dual::seeded;
+        let phi = dual(self.compliance.phi, seed.compliance.phi + c.phi_start().eps);
+        let q = self.params.torques_in(
+            c,
+            phi,
+            dual(self.w_b, seed.w_b),
+            dual(self.w_f, seed.w_f),
+            dual(self.r, seed.r),
+        );
+        let (j_b, j_f) = (dual(self.j_b, seed.j_b), dual(self.j_f, seed.j_f));
+        let a_b = (dual(self.tau_b_ext, seed.tau_b_ext) - q.tau_b) / j_b;
+        let a_f = (dual(self.tau_f_ext, seed.tau_f_ext) - q.tau_f) / j_f;
+        (tangent.a_b, tangent.a_f) = (a_b.eps, a_f.eps);
+        (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
+        tangent.tau_support = -(q.tau_b + q.tau_f).eps;
+        let t = &mut tangent.compliance;
+        (t.phi, t.phi_dot, t.power_loss) = (phi.eps, q.phi_dot.eps, q.power_loss.eps);
     }
 }
 
