@@ -540,10 +540,11 @@ impl Observed {
 /// The FMU's exact derivatives (`fmi2GetDirectionalDerivative`) at the probed points, for an
 /// FMU that provides them.
 /// - Each entry against central differences of the FMU's own values with Richardson
-///   extrapolation (error O(h^4); one-sided at the edge of a known's range, O(h^2)) at the
-///   steps in `STEPS`: the first that agrees within 1e-8 relative ends the search. Differences
+///   extrapolation (error O(h^4)) at the steps in `STEPS`, then against one-sided ones (O(h^3))
+///   on either side: the first that agrees within 1e-8 relative ends the search. Differences
 ///   have a best step between truncation and rounding (a kink of `abs` or of a clipped tension
-///   that a large step crosses); a wrong derivative agrees at none.
+///   that a large step crosses); at a kink (a loss's quadrant switch) and at the edge of a
+///   known's range only one side's differences exist. A wrong derivative agrees with none.
 /// - Relative to the entry, or to what the differences cannot resolve below: 1e-8 of the
 ///   largest value among the unknowns of its unit, per unit of the known (a support torque that
 ///   is the small sum of two large torques), and the probe's zero.
@@ -628,22 +629,33 @@ impl Exact {
         let quotient = |a: &[f64], b: &[f64], h: f64| -> Vec<f64> {
             a.iter().zip(b).map(|(a, b)| (a - b) / h).collect()
         };
-        // Differences at h and h/2, and the order of their error.
-        let differences = |h: f64| -> Option<(Vec<f64>, Vec<f64>, f64)> {
+        // Richardson's extrapolation of differences at h and h/2: central ones (error O(h^2),
+        // then O(h^4)); one-sided ones at the edge of the known's range, at h/4 as well (error
+        // O(h), then O(h^2), then O(h^3)).
+        let combine = |fine: &[f64], coarse: &[f64], gain: f64| -> Vec<f64> {
+            fine.iter()
+                .zip(coarse)
+                .map(|(f, c)| (gain * f - c) / (gain - 1.0))
+                .collect()
+        };
+        let one_sided = |h: f64| -> Option<Vec<f64>> {
+            let d = |k: f64| Some(quotient(&real(at(before + h / k)?), &base, h / k));
+            let (d1, d2, d4) = (d(1.0)?, d(2.0)?, d(4.0)?);
+            Some(combine(
+                &combine(&d4, &d2, 2.0),
+                &combine(&d2, &d1, 2.0),
+                4.0,
+            ))
+        };
+        let central = |h: f64| -> Option<Vec<f64>> {
             let [up, down, half_up, half_down] =
                 [h, -h, h / 2.0, -h / 2.0].map(|d| at(before + d).map(real));
-            match (up, down, half_up, half_down) {
-                (Some(u), Some(d), Some(hu), Some(hd)) => {
-                    Some((quotient(&u, &d, 2.0 * h), quotient(&hu, &hd, h), 2.0))
-                }
-                (Some(u), _, Some(hu), _) => {
-                    Some((quotient(&u, &base, h), quotient(&hu, &base, h / 2.0), 1.0))
-                }
-                (_, Some(d), _, Some(hd)) => {
-                    Some((quotient(&base, &d, h), quotient(&base, &hd, h / 2.0), 1.0))
-                }
-                _ => None,
-            }
+            let (u, d, hu, hd) = (up?, down?, half_up?, half_down?);
+            Some(combine(
+                &quotient(&hu, &hd, h),
+                &quotient(&u, &d, 2.0 * h),
+                4.0,
+            ))
         };
         // 1e-8 of it is what the differences cannot resolve; 1e-4 of the unknown's largest
         // magnitude over the samples makes that the probe's zero (1e-12 of it).
@@ -655,13 +667,19 @@ impl Exact {
             .collect();
         let mut open: Vec<usize> = (0..exact.len()).collect();
         let mut best = vec![f64::INFINITY; exact.len()];
-        for step in STEPS {
-            let Some((coarse, fine, order)) = differences(step * scale) else {
+        // Central differences first; then each side's, which is the derivative the FMU gives
+        // at a kink (the branch the value takes) and the one left at the edge of the range.
+        let tries = [1.0, 1.0, -1.0]
+            .iter()
+            .enumerate()
+            .flat_map(|(side, sign)| STEPS.iter().map(move |step| (side, sign * step * scale)));
+        for (side, h) in tries {
+            let richardson = if side == 0 { central(h) } else { one_sided(h) };
+            let Some(richardson) = richardson else {
                 continue;
             };
-            let gain = 2f64.powi(2 * order as i32);
             open.retain(|&u| {
-                let richardson = (gain * fine[u] - coarse[u]) / (gain - 1.0);
+                let richardson = richardson[u];
                 let difference = (exact[u] - richardson).abs();
                 let deviation = if difference == 0.0 {
                     0.0

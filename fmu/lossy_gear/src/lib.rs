@@ -8,8 +8,8 @@ mod losses;
 
 use fmu_runtime::declare::{concat_names, Lens};
 use fmu_runtime::{
-    export_fmu, real, Access, Experiment, Indicators, Invalid, Model, Side, Var, Variables,
-    HYSTERESIS,
+    export_fmu, real, Access, Dual, Experiment, Indicators, Invalid, Model, Scalar, Side, Var,
+    Variables, HYSTERESIS,
 };
 use gear_interface::GearInterface;
 use losses::{interpolate, rolling_torque, segment_of, Losses, COLUMNS, MAX_ROWS};
@@ -77,13 +77,83 @@ fn demo_table() -> [[f64; COLUMNS]; MAX_ROWS] {
 }
 
 /// The mechanical state of the gear at one instant.
-struct Motion {
+/// The gear's motion in the current mode, in the number type of the equations (`f64` for the
+/// simulation, [`Dual`] for its exact derivatives).
+struct Motion<S> {
     /// Cut torque at flange a (`flange_a.tau`).
-    t: f64,
+    t: S,
     /// `tauLoss`, referred to flange a; the constraint loss torque while stuck.
-    loss: f64,
-    a_b: f64,
-    power_loss: f64,
+    loss: S,
+    a_b: S,
+    power_loss: S,
+}
+
+/// The knowns the equations read; the loss table's rows in use.
+struct Knowns<'a, S> {
+    ratio: S,
+    j_a: S,
+    j_b: S,
+    w_b: S,
+    tau_a: S,
+    tau_b: S,
+    table: &'a [[S; COLUMNS]],
+}
+
+impl<S: Scalar> Knowns<'_, S> {
+    fn w_a(&self) -> S {
+        self.ratio * self.w_b
+    }
+
+    /// Inertia reflected to flange b, J_b + ratio^2 J_a.
+    fn j_reflected(&self) -> S {
+        self.j_b + self.ratio * self.ratio * self.j_a
+    }
+
+    /// While stuck, the loss that holds the gear: tau_a + tau_b/ratio.
+    fn stuck_loss(&self) -> S {
+        self.tau_a + self.tau_b / self.ratio
+    }
+
+    /// The flange torque, the loss, the acceleration and the dissipated power in `mode`, on
+    /// loss-table segment `segment` while rolling.
+    fn motion(&self, mode: i32, segment: usize) -> Motion<S> {
+        let w_a = self.w_a();
+        let (t, loss) = match mode {
+            STUCK => {
+                let zero = S::constant(0.0);
+                return Motion {
+                    t: self.tau_a,
+                    loss: self.stuck_loss(),
+                    a_b: zero,
+                    power_loss: zero,
+                };
+            }
+            FREE => rolling_torque(
+                &Losses::ideal(),
+                1.0,
+                self.ratio,
+                self.j_a,
+                self.j_b,
+                self.tau_a,
+                self.tau_b,
+            ),
+            _ => {
+                let losses = interpolate(self.table, segment, w_a.abs());
+                let dir = if mode == FORWARD { 1.0 } else { -1.0 };
+                rolling_torque(
+                    &losses, dir, self.ratio, self.j_a, self.j_b, self.tau_a, self.tau_b,
+                )
+            }
+        };
+        // Both Newton equations summed, so J_a = 0 or J_b = 0 needs no special case.
+        let a_b = (self.tau_b + self.ratio * (self.tau_a - loss)) / self.j_reflected();
+        Motion {
+            t,
+            loss,
+            a_b,
+            power_loss: loss * w_a,
+        }
+    }
 }
 
 impl LossyGear {
@@ -98,17 +168,26 @@ impl LossyGear {
             .all(|r| r[1] == 1.0 && r[2] == 1.0 && r[3] == 0.0 && r[4] == 0.0)
     }
 
-    fn w_a_of(&self) -> f64 {
-        self.gear.ratio * self.gear.w_b
+    fn knowns(&self) -> Knowns<'_, f64> {
+        let g = &self.gear;
+        Knowns {
+            ratio: g.ratio,
+            j_a: g.j_a,
+            j_b: g.j_b,
+            w_b: g.w_b,
+            tau_a: g.tau_a,
+            tau_b: g.tau_b,
+            table: self.table(),
+        }
     }
 
-    fn j_reflected(&self) -> f64 {
-        self.gear.j_b + self.gear.ratio * self.gear.ratio * self.gear.j_a
+    fn w_a_of(&self) -> f64 {
+        self.knowns().w_a()
     }
 
     /// `sa`: the loss torque that keeps the gear at rest (tau_a + tau_b/ratio).
     fn stuck_loss(&self) -> f64 {
-        self.gear.tau_a + self.gear.tau_b / self.gear.ratio
+        self.knowns().stuck_loss()
     }
 
     /// The friction band at rest, with the zero-speed losses and the flange torque of a stuck
@@ -123,50 +202,8 @@ impl LossyGear {
     }
 
     /// Motion in mode `mode` with the current states and inputs.
-    fn motion(&self, mode: i32) -> Motion {
-        let w_a = self.w_a_of();
-        let (t, loss) = match mode {
-            STUCK => {
-                let t = self.gear.tau_a;
-                return Motion {
-                    t,
-                    loss: self.stuck_loss(),
-                    a_b: 0.0,
-                    power_loss: 0.0,
-                };
-            }
-            FREE => rolling_torque(
-                &Losses::IDEAL,
-                1.0,
-                self.gear.ratio,
-                self.gear.j_a,
-                self.gear.j_b,
-                self.gear.tau_a,
-                self.gear.tau_b,
-            ),
-            _ => {
-                let losses = interpolate(self.table(), self.segment as usize, w_a.abs());
-                let dir = if mode == FORWARD { 1.0 } else { -1.0 };
-                rolling_torque(
-                    &losses,
-                    dir,
-                    self.gear.ratio,
-                    self.gear.j_a,
-                    self.gear.j_b,
-                    self.gear.tau_a,
-                    self.gear.tau_b,
-                )
-            }
-        };
-        // Both Newton equations summed, so J_a = 0 or J_b = 0 needs no special case.
-        let a_b =
-            (self.gear.tau_b + self.gear.ratio * (self.gear.tau_a - loss)) / self.j_reflected();
-        Motion {
-            t,
-            loss,
-            a_b,
-            power_loss: loss * w_a,
-        }
+    fn motion(&self, mode: i32) -> Motion<f64> {
+        self.knowns().motion(mode, self.segment as usize)
     }
 }
 
@@ -425,6 +462,35 @@ impl Model for LossyGear {
         // The inner gear's cut torques: t at flange a, -ratio (t - loss) at flange b; the
         // support takes the rest (stuck: -(tau_a + tau_b)).
         self.tau_support = (self.gear.ratio - 1.0) * m.t - self.gear.ratio * m.loss;
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers, in the mode and on the loss-table segment the gear
+    /// is in (both change only at events). The table's cells are knowns in Initialization Mode.
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let dual = Dual::seeded;
+        let table: [[Dual; COLUMNS]; MAX_ROWS] = std::array::from_fn(|i| {
+            std::array::from_fn(|j| dual(self.loss_table[i][j], seed.loss_table[i][j]))
+        });
+        let (g, d) = (&self.gear, &seed.gear);
+        let k = Knowns {
+            ratio: dual(g.ratio, d.ratio),
+            j_a: dual(g.j_a, d.j_a),
+            j_b: dual(g.j_b, d.j_b),
+            w_b: dual(g.w_b, d.w_b),
+            tau_a: dual(g.tau_a, d.tau_a),
+            tau_b: dual(g.tau_b, d.tau_b),
+            table: &table[..self.table().len()],
+        };
+        let m = k.motion(self.mode, self.segment as usize);
+        let t = &mut tangent.gear;
+        t.w_a = k.w_a().eps;
+        t.phi_a = (k.ratio * dual(g.phi_b, d.phi_b)).eps;
+        (t.a_b, t.a_a) = (m.a_b.eps, (k.ratio * m.a_b).eps);
+        (tangent.tau_mesh, tangent.tau_loss) = (-m.t.eps, m.loss.eps);
+        tangent.power_loss = m.power_loss.eps;
+        tangent.tau_support = ((k.ratio - 1.0) * m.t - k.ratio * m.loss).eps;
     }
 }
 

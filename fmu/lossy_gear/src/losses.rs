@@ -4,6 +4,12 @@
 //! - `t`: the cut torque at flange a (`flange_a.tau`), positive into the gear;
 //! - `loss`: `tauLoss`, so that `flange_b.tau = -ratio (t - loss)`;
 //! - `dir`: the direction of rotation of flange a, +1 forward (w_a > 0), -1 backward.
+//!
+//! The functions are written over [`Scalar`]: `f64` for the simulation, `Dual` for its exact
+//! derivatives. The quadrant, the segment and the clamps are chosen by value, so their
+//! derivatives are those of the branch the value takes.
+
+use fmu_runtime::Scalar;
 
 /// Row layout of the loss table: `|w_a|`, `eta_mf1`, `eta_mf2`, `|tau_bf1|`, `|tau_bf2|`.
 pub const COLUMNS: usize = 5;
@@ -14,53 +20,57 @@ pub const ETA_MIN: f64 = 1e-3;
 
 /// Loss values at one speed.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Losses {
+pub struct Losses<S = f64> {
     /// Mesh efficiency when flange a drives.
-    pub eta1: f64,
+    pub eta1: S,
     /// Mesh efficiency when flange b drives.
-    pub eta2: f64,
+    pub eta2: S,
     /// Bearing friction (referred to flange a) when flange a drives.
-    pub bf1: f64,
+    pub bf1: S,
     /// Bearing friction (referred to flange a) when flange b drives.
-    pub bf2: f64,
+    pub bf2: S,
 }
 
 /// `g(t) = t - loss(t) = c t + d` on one quadrant.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Line {
-    pub c: f64,
-    pub d: f64,
+pub struct Line<S = f64> {
+    pub c: S,
+    pub d: S,
 }
 
-impl Losses {
-    pub const IDEAL: Losses = Losses {
-        eta1: 1.0,
-        eta2: 1.0,
-        bf1: 0.0,
-        bf2: 0.0,
-    };
+impl<S: Scalar> Losses<S> {
+    /// No mesh loss, no bearing friction.
+    pub fn ideal() -> Self {
+        let (one, zero) = (S::constant(1.0), S::constant(0.0));
+        Losses {
+            eta1: one,
+            eta2: one,
+            bf1: zero,
+            bf2: zero,
+        }
+    }
 
     /// The part of the bearing friction that acts on flange a:
     /// `bf1 = eta1 bf_a + bf_b/ratio`, `bf2 = bf_a/eta2 + bf_b/ratio` solved for `bf_a`.
     /// It is where the two quadrant lines of one direction meet, so switching the driving side
     /// at `tau_eta = t -+ bf_a = 0` keeps the loss continuous.
-    pub fn bf_a(&self) -> f64 {
-        let den = self.eta1 - 1.0 / self.eta2;
-        if den.abs() < 1e-12 {
+    pub fn bf_a(&self) -> S {
+        let den = self.eta1 - S::constant(1.0) / self.eta2;
+        if den.value().abs() < 1e-12 {
             // No mesh loss: both lines have slope 1 and (for a valid table) coincide.
-            0.0
+            S::constant(0.0)
         } else {
             (self.bf1 - self.bf2) / den
         }
     }
 
     /// `tau_eta`, the torque whose sign tells the driving side (the seed's correction).
-    pub fn tau_eta(&self, t: f64, dir: f64) -> f64 {
-        t - dir * self.bf_a()
+    pub fn tau_eta(&self, t: S, dir: f64) -> S {
+        t - self.bf_a() * dir
     }
 
     /// The quadrant line for direction `dir` and driving side `a_drives`.
-    pub fn line(&self, dir: f64, a_drives: bool) -> Line {
+    pub fn line(&self, dir: f64, a_drives: bool) -> Line<S> {
         match (dir > 0.0, a_drives) {
             // Forward, a drives (quadrant 1): loss = (1 - eta1) t + bf1.
             (true, true) => Line {
@@ -69,12 +79,12 @@ impl Losses {
             },
             // Forward, b drives (quadrant 2): loss = (1 - 1/eta2) t + bf2.
             (true, false) => Line {
-                c: 1.0 / self.eta2,
+                c: S::constant(1.0) / self.eta2,
                 d: -self.bf2,
             },
             // Backward, b drives (quadrant 4): loss = (1 - 1/eta2) t - bf2.
             (false, false) => Line {
-                c: 1.0 / self.eta2,
+                c: S::constant(1.0) / self.eta2,
                 d: self.bf2,
             },
             // Backward, a drives (quadrant 3): loss = (1 - eta1) t - bf1.
@@ -86,14 +96,14 @@ impl Losses {
     }
 
     /// `tauLoss` at flange torque `t` while turning in direction `dir`.
-    pub fn loss(&self, t: f64, dir: f64) -> f64 {
+    pub fn loss(&self, t: S, dir: f64) -> S {
         let a_drives = if dir > 0.0 {
-            self.tau_eta(t, dir) >= 0.0
+            self.tau_eta(t, dir).value() >= 0.0
         } else {
-            self.tau_eta(t, dir) < 0.0
+            self.tau_eta(t, dir).value() < 0.0
         };
         let l = self.line(dir, a_drives);
-        (1.0 - l.c) * t - l.d
+        (S::constant(1.0) - l.c) * t - l.d
     }
 }
 
@@ -104,21 +114,21 @@ impl Losses {
 /// `J_b (tau_a - t) = ratio J_a tau_b + ratio^2 J_a g(t)`. With `g` piecewise linear,
 /// continuous and increasing, exactly one quadrant gives a consistent solution: try the one
 /// where a drives, else the other.
-pub fn rolling_torque(
-    losses: &Losses,
+pub fn rolling_torque<S: Scalar>(
+    losses: &Losses<S>,
     dir: f64,
-    ratio: f64,
-    j_a: f64,
-    j_b: f64,
-    tau_a: f64,
-    tau_b: f64,
-) -> (f64, f64) {
-    let solve = |l: Line| {
+    ratio: S,
+    j_a: S,
+    j_b: S,
+    tau_a: S,
+    tau_b: S,
+) -> (S, S) {
+    let solve = |l: Line<S>| {
         let r2ja = ratio * ratio * j_a;
         (j_b * tau_a - ratio * j_a * tau_b - r2ja * l.d) / (j_b + r2ja * l.c)
     };
-    let consistent = |t: f64, a_drives: bool| {
-        let e = losses.tau_eta(t, dir);
+    let consistent = |t: S, a_drives: bool| {
+        let e = losses.tau_eta(t, dir).value();
         if (dir > 0.0) == a_drives {
             e >= 0.0
         } else {
@@ -132,13 +142,13 @@ pub fn rolling_torque(
         }
     }
     // Only reachable through rounding right at the switching torque: take the switch point.
-    let t = dir * losses.bf_a();
+    let t = losses.bf_a() * dir;
     (t, losses.loss(t, dir))
 }
 
 /// Linear interpolation of the table in `|w|` on segment `s` (rows `s` and `s + 1`), which
 /// extrapolates beyond the ends of the table from the last two points.
-pub fn interpolate(table: &[[f64; COLUMNS]], segment: usize, speed: f64) -> Losses {
+pub fn interpolate<S: Scalar>(table: &[[S; COLUMNS]], segment: usize, speed: S) -> Losses<S> {
     let row = if table.len() == 1 {
         table[0]
     } else {

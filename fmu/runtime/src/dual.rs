@@ -76,6 +76,18 @@ pub trait Scalar:
             self
         }
     }
+
+    /// The value held between `lo` and `hi`: a bound does not move with the knowns.
+    #[inline(always)]
+    fn clamp(self, lo: f64, hi: f64) -> Self {
+        if self.value() < lo {
+            Self::constant(lo)
+        } else if self.value() > hi {
+            Self::constant(hi)
+        } else {
+            self
+        }
+    }
 }
 
 impl Scalar for f64 {
@@ -123,6 +135,23 @@ impl Scalar for f64 {
     #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         math::atan2(self, x)
+    }
+    // f64's own, so that generic code gives the bits f64 code gives (signed zeros, NaN).
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f64::abs(self)
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        f64::min(self, other)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        f64::max(self, other)
+    }
+    #[inline(always)]
+    fn clamp(self, lo: f64, hi: f64) -> Self {
+        f64::clamp(self, lo, hi)
     }
 }
 
