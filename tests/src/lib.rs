@@ -7,6 +7,7 @@ pub mod ode;
 pub mod scenario;
 pub mod sequence;
 pub mod state_bytes;
+pub mod structure;
 
 use libloading::Library;
 use model_description::ModelDescription;

@@ -5,64 +5,9 @@
 //! against the dependencies the modelDescription.xml declares: an entry that is not zero where
 //! no dependency is declared fails.
 
+use fmu_harness::structure::{structure, Structure};
 use fmu_harness::{Fmu, Instance, OK};
-use model_description::{Causality, VariableType};
-
-/// The value references an importer asks derivatives of and for, by the ModelStructure.
-struct Structure {
-    states: Vec<u32>,
-    derivatives: Vec<u32>,
-    /// The Real outputs.
-    outputs: Vec<u32>,
-    /// The Real inputs.
-    inputs: Vec<u32>,
-    /// The Real parameters.
-    parameters: Vec<u32>,
-    /// The Real initial unknowns.
-    initial: Vec<u32>,
-}
-
-fn structure(md: &model_description::ModelDescription) -> Structure {
-    let vars = &md.model_variables;
-    let vr = |i: usize| vars[i - 1].value_reference;
-    let real = |vr: &u32| matches!(vars[*vr as usize].kind, VariableType::Real { .. });
-    let of = |causality: Causality| -> Vec<u32> {
-        vars.iter()
-            .filter(|v| v.causality == causality)
-            .map(|v| v.value_reference)
-            .filter(real)
-            .collect()
-    };
-    let ms = &md.model_structure;
-    Structure {
-        states: ms
-            .derivatives
-            .iter()
-            .map(|d| match vars[d.index - 1].kind {
-                VariableType::Real {
-                    derivative: Some(s),
-                    ..
-                } => vr(s),
-                _ => unreachable!("a derivative names its state"),
-            })
-            .collect(),
-        derivatives: ms.derivatives.iter().map(|d| vr(d.index)).collect(),
-        outputs: ms
-            .outputs
-            .iter()
-            .map(|o| vr(o.index))
-            .filter(real)
-            .collect(),
-        inputs: of(Causality::Input),
-        parameters: of(Causality::Parameter),
-        initial: ms
-            .initial_unknowns
-            .iter()
-            .map(|u| vr(u.index))
-            .filter(real)
-            .collect(),
-    }
-}
+use model_description::VariableType;
 
 /// The unknowns' values at the instance's states and inputs: derivatives, then outputs.
 fn unknowns(inst: &Instance, outputs: &[u32]) -> Vec<f64> {
