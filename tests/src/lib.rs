@@ -3,6 +3,7 @@
 //! C ABI only.
 
 pub mod fmi3;
+pub mod implicit;
 pub mod ode;
 pub mod scenario;
 pub mod sequence;
