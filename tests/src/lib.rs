@@ -4,6 +4,7 @@
 
 pub mod fmi3;
 pub mod implicit;
+pub mod importer;
 pub mod ode;
 pub mod scenario;
 pub mod sequence;
@@ -545,6 +546,31 @@ impl<'a> Instance<'a> {
         let mut dx = vec![0.0; self.fmu.states()];
         let s = unsafe { (self.fmu.api.get_derivatives)(self.c, dx.as_mut_ptr(), dx.len()) };
         (s, dx)
+    }
+
+    /// fmi2GetDirectionalDerivative: `sensitivity = J seed`, the unknowns by the knowns.
+    pub fn directional_derivative(
+        &self,
+        unknowns: &[Vr],
+        knowns: &[Vr],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> Status {
+        assert_eq!(
+            (knowns.len(), unknowns.len()),
+            (seed.len(), sensitivity.len())
+        );
+        unsafe {
+            (self.fmu.api.get_directional_derivative)(
+                self.c,
+                unknowns.as_ptr(),
+                unknowns.len(),
+                knowns.as_ptr(),
+                knowns.len(),
+                seed.as_ptr(),
+                sensitivity.as_mut_ptr(),
+            )
+        }
     }
 
     pub fn event_indicators(&self) -> (Status, Vec<f64>) {
