@@ -3,10 +3,13 @@
 //! C ABI only.
 
 pub mod fmi3;
+pub mod implicit;
+pub mod importer;
 pub mod ode;
 pub mod scenario;
 pub mod sequence;
 pub mod state_bytes;
+pub mod structure;
 
 use libloading::Library;
 use model_description::ModelDescription;
@@ -545,21 +548,29 @@ impl<'a> Instance<'a> {
         (s, dx)
     }
 
-    /// `fmi2GetDirectionalDerivative` of `unknowns` along one known, seeded with 1.
-    pub fn directional_derivative(&self, unknowns: &[Vr], known: Vr) -> (Status, Vec<f64>) {
-        let mut d = vec![0.0; unknowns.len()];
-        let s = unsafe {
+    /// fmi2GetDirectionalDerivative: `sensitivity = J seed`, the unknowns by the knowns.
+    pub fn directional_derivative(
+        &self,
+        unknowns: &[Vr],
+        knowns: &[Vr],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> Status {
+        assert_eq!(
+            (knowns.len(), unknowns.len()),
+            (seed.len(), sensitivity.len())
+        );
+        unsafe {
             (self.fmu.api.get_directional_derivative)(
                 self.c,
                 unknowns.as_ptr(),
                 unknowns.len(),
-                &known,
-                1,
-                &1.0,
-                d.as_mut_ptr(),
+                knowns.as_ptr(),
+                knowns.len(),
+                seed.as_ptr(),
+                sensitivity.as_mut_ptr(),
             )
-        };
-        (s, d)
+        }
     }
 
     pub fn event_indicators(&self) -> (Status, Vec<f64>) {

@@ -1,4 +1,5 @@
-//! A small explicit integrator for the test importers, independent of the FMUs' own.
+//! A small explicit integrator for the test importers, independent of the FMUs' own, and the
+//! step-size rule their importers share.
 
 /// One Dormand-Prince 5(4) step of dx/dt = rhs(t, x): the fifth-order solution and the error
 /// norm (root mean square, relative to `rtol` times the larger of |x| and |y|, plus `rtol` 1e-3
@@ -64,4 +65,10 @@ pub fn dormand_prince(
         })
         .sum::<f64>();
     (y, (err / x.len().max(1) as f64).sqrt())
+}
+
+/// The factor of the next step size after a step whose error estimate, O(h^order), has the
+/// norm `err` (accepted up to 1): 0.9 err^(-1/order), within [0.2, 5].
+pub fn next_step_factor(err: f64, order: i32) -> f64 {
+    (0.9 * err.max(1e-10).powf(-1.0 / f64::from(order))).clamp(0.2, 5.0)
 }

@@ -614,7 +614,9 @@ impl Exact {
         base: &[f64],
         at: &dyn Fn(f64) -> Option<Vec<f64>>,
     ) {
-        let (status, exact) = inst.directional_derivative(&self.vrs, variable(md, k).vr);
+        let mut exact = vec![0.0; self.vrs.len()];
+        let status =
+            inst.directional_derivative(&self.vrs, &[variable(md, k).vr], &[1.0], &mut exact);
         assert_eq!(status, OK, "{}", inst.log_text());
         let scale = before.abs().max(1.0);
         let base: Vec<f64> = self.real.iter().map(|u| base[*u]).collect();

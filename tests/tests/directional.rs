@@ -4,64 +4,8 @@
 //! differences and the declared dependencies at the dependency probe's random reachable points
 //! (tests/dependencies.rs).
 
+use fmu_harness::structure::{structure, Structure};
 use fmu_harness::{Fmu, OK};
-use model_description::{Causality, VariableType};
-
-/// The value references an importer asks derivatives of and for, by the ModelStructure.
-struct Structure {
-    states: Vec<u32>,
-    derivatives: Vec<u32>,
-    /// The Real outputs.
-    outputs: Vec<u32>,
-    /// The Real inputs.
-    inputs: Vec<u32>,
-    /// The Real parameters.
-    parameters: Vec<u32>,
-    /// The Real initial unknowns.
-    initial: Vec<u32>,
-}
-
-fn structure(md: &model_description::ModelDescription) -> Structure {
-    let vars = &md.model_variables;
-    let vr = |i: usize| vars[i - 1].value_reference;
-    let real = |vr: &u32| matches!(vars[*vr as usize].kind, VariableType::Real { .. });
-    let of = |causality: Causality| -> Vec<u32> {
-        vars.iter()
-            .filter(|v| v.causality == causality)
-            .map(|v| v.value_reference)
-            .filter(real)
-            .collect()
-    };
-    let ms = &md.model_structure;
-    Structure {
-        states: ms
-            .derivatives
-            .iter()
-            .map(|d| match vars[d.index - 1].kind {
-                VariableType::Real {
-                    derivative: Some(s),
-                    ..
-                } => vr(s),
-                _ => unreachable!("a derivative names its state"),
-            })
-            .collect(),
-        derivatives: ms.derivatives.iter().map(|d| vr(d.index)).collect(),
-        outputs: ms
-            .outputs
-            .iter()
-            .map(|o| vr(o.index))
-            .filter(real)
-            .collect(),
-        inputs: of(Causality::Input),
-        parameters: of(Causality::Parameter),
-        initial: ms
-            .initial_unknowns
-            .iter()
-            .map(|u| vr(u.index))
-            .filter(real)
-            .collect(),
-    }
-}
 
 /// FMI 3.0: the directional derivatives are FMI 2.0's (one Jacobian, column by column), and the
 /// adjoint derivatives are their transpose to rounding (seeded with each unknown in turn), in
@@ -172,7 +116,8 @@ fn adjoint_derivatives_are_the_transpose_of_the_directional_ones() {
         inst2.initialize(0.0, None, &[]);
         assert_eq!(inst2.enter_continuous_time_mode(), OK);
         for (k, column) in columns.iter().enumerate() {
-            let (status, out) = inst2.directional_derivative(&unknowns, knowns[k]);
+            let mut out = vec![0.0; unknowns.len()];
+            let status = inst2.directional_derivative(&unknowns, &[knowns[k]], &[1.0], &mut out);
             assert_eq!(status, OK);
             assert_eq!(
                 &out, column,

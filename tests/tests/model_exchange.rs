@@ -1,198 +1,23 @@
-//! Model Exchange through the C ABI: every FMU run by a small ME importer written here (an
-//! adaptive Dormand-Prince 5(4) over the FMU's states, event indicators watched at every
-//! step, crossings located by bisection, the FMU's event iteration at each) on every reference
-//! scenario in `reference-fmus/`, against the same FMU's Co-Simulation run: the same outputs,
-//! the same events at the same times. Also the ME structure (state order, derivatives), the
-//! ME state machine, and refused calls.
+//! Model Exchange through the C ABI: every FMU run by the tests' small ME importer
+//! (`fmu_harness::importer`: an adaptive Dormand-Prince 5(4) over the FMU's states, event
+//! indicators watched at every step, crossings located by bisection, the FMU's event iteration
+//! at each) on every reference scenario in `reference-fmus/`, against the same FMU's
+//! Co-Simulation run: the same outputs, the same events at the same times. Also the ME
+//! structure (state order, derivatives), the ME state machine, and refused calls.
 
-use fmu_harness::ode::dormand_prince;
+use fmu_harness::importer::{
+    co_simulation, largest_deviation, outputs, real_outputs, DormandPrince, Run,
+};
 use fmu_harness::scenario::{scenarios, Scenario};
 use fmu_harness::{Fmu, Instance, ERROR, OK};
-use model_description::{Causality, VariableType};
+use model_description::VariableType;
 use std::path::PathBuf;
 
-fn real_outputs(fmu: &Fmu) -> Vec<String> {
-    fmu.md
-        .model_variables
-        .iter()
-        .filter(|v| v.causality == Causality::Output && matches!(v.kind, VariableType::Real { .. }))
-        .map(|v| v.name.clone())
-        .collect()
-}
-
-fn outputs(inst: &Instance, names: &[String]) -> Vec<f64> {
-    names.iter().map(|n| inst.real(n)).collect()
-}
-
-/// The Co-Simulation run at a tight tolerance: outputs after every step, and event times.
-fn co_simulation(fmu: &Fmu, sc: &Scenario, names: &[String]) -> (Vec<Vec<f64>>, Vec<f64>) {
-    let inst = fmu.instantiate("cs");
-    let tol = fmu
-        .md
-        .default_experiment
-        .as_ref()
-        .map_or(1e-10, |d| d.tolerance.min(1e-10));
-    assert_eq!(inst.setup_experiment(Some(tol), 0.0, None), OK);
-    sc.set_parameters(&inst);
-    assert_eq!(inst.enter_initialization_mode(), OK);
-    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
-    let n = (sc.stop / sc.step).round() as usize;
-    let mut rows = vec![];
-    for k in 0..n {
-        let t = k as f64 * sc.step;
-        sc.set_inputs(&inst, t);
-        assert_eq!(inst.do_step(t, sc.step), OK, "{}", inst.log_text());
-        rows.push(outputs(&inst, names));
-    }
-    (rows, inst.event_times())
-}
-
-/// A minimal Model Exchange importer.
-struct Importer<'a> {
-    inst: Instance<'a>,
-    events: Vec<f64>,
-}
-
+/// The tolerance of the importer's Dormand-Prince 5(4).
 const RTOL: f64 = 1e-11;
 
-impl Importer<'_> {
-    fn rhs(&self, t: f64, x: &[f64]) -> Vec<f64> {
-        assert_eq!(self.inst.set_time(t), OK);
-        assert_eq!(
-            self.inst.set_continuous_states(x),
-            OK,
-            "{}",
-            self.inst.log_text()
-        );
-        let (s, dx) = self.inst.derivatives();
-        assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
-        dx
-    }
-
-    fn indicators(&self, t: f64, x: &[f64]) -> Vec<f64> {
-        assert_eq!(self.inst.set_time(t), OK);
-        assert_eq!(self.inst.set_continuous_states(x), OK);
-        let (s, z) = self.inst.event_indicators();
-        assert_eq!(s, OK);
-        z
-    }
-
-    /// One Dormand-Prince 5(4) step through the FMU's derivatives.
-    fn dp5(&self, t: f64, x: &[f64], h: f64) -> (Vec<f64>, f64) {
-        dormand_prince(|t, x| self.rhs(t, x), t, x, h, RTOL)
-    }
-
-    /// Whether an indicator changed sign from `a` to `b` (one that starts at exactly zero, as
-    /// after the event that put it there, has not).
-    fn crossed(a: &[f64], b: &[f64]) -> bool {
-        a.iter()
-            .zip(b)
-            .any(|(a, b)| *a != 0.0 && (*a > 0.0) != (*b > 0.0))
-    }
-
-    /// The event iteration in Event Mode (recorded as an event if it changed anything); the
-    /// states after it.
-    fn event(&mut self, t: f64, x: &[f64], inputs: Option<&Scenario>) -> Vec<f64> {
-        assert_eq!(self.inst.set_time(t), OK);
-        assert_eq!(self.inst.set_continuous_states(x), OK);
-        assert_eq!(self.inst.enter_event_mode(), OK);
-        // Discrete inputs change in Event Mode only.
-        if let Some(sc) = inputs {
-            sc.set_inputs(&self.inst, t);
-        }
-        let mut reset = false;
-        for updates in 0.. {
-            let (s, info) = self.inst.new_discrete_states();
-            assert_eq!(s, OK, "t = {t}: {}", self.inst.log_text());
-            reset |= info.values_of_continuous_states_changed != 0;
-            if info.new_discrete_states_needed == 0 {
-                if updates > 0 {
-                    self.events.push(t);
-                }
-                break;
-            }
-        }
-        let (_, after) = self.inst.continuous_states();
-        if !reset {
-            assert_eq!(
-                after, x,
-                "t = {t}: the states changed without valuesOfContinuousStatesChanged"
-            );
-        }
-        assert_eq!(self.inst.enter_continuous_time_mode(), OK);
-        after
-    }
-
-    /// Integrates from `t0` to `t1` with the inputs held, events located and handled.
-    fn integrate(&mut self, t0: f64, t1: f64, mut x: Vec<f64>, h: &mut f64) -> Vec<f64> {
-        let mut t = t0;
-        let mut z = self.indicators(t, &x);
-        while t < t1 - 1e-13 {
-            let dt = h.min(t1 - t);
-            let (y, err) = self.dp5(t, &x, dt);
-            if err > 1.0 {
-                *h = dt * (0.9 * err.powf(-0.2)).max(0.2);
-                continue;
-            }
-            let zy = self.indicators(t + dt, &y);
-            if Self::crossed(&z, &zy) {
-                // Bisection on single steps from t: the first crossing to 1e-13 s.
-                let (mut lo, mut hi) = (0.0, dt);
-                while hi - lo > 1e-13 {
-                    let mid = 0.5 * (lo + hi);
-                    let (ym, _) = self.dp5(t, &x, mid);
-                    if Self::crossed(&z, &self.indicators(t + mid, &ym)) {
-                        hi = mid;
-                    } else {
-                        lo = mid;
-                    }
-                }
-                let (ye, _) = self.dp5(t, &x, hi);
-                t += hi;
-                x = self.event(t, &ye, None);
-                z = self.indicators(t, &x);
-                assert!(self.events.len() < 100_000, "chattering");
-                continue;
-            }
-            t += dt;
-            x = y;
-            z = zy;
-            // Not beyond the communication step: inputs change there.
-            *h = (dt * (0.9 * err.max(1e-10).powf(-0.2)).min(5.0)).min(t1 - t0);
-        }
-        x
-    }
-}
-
-fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> (Vec<Vec<f64>>, Vec<f64>) {
-    let inst = fmu.instantiate_me("me");
-    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
-    sc.set_parameters(&inst);
-    assert_eq!(inst.enter_initialization_mode(), OK);
-    // Inputs from t = 0 on, as the Co-Simulation run gets them: after initialization.
-    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
-    let mut me = Importer {
-        inst,
-        events: vec![],
-    };
-    let (s, _) = me.inst.event_iteration();
-    assert_eq!(s, OK);
-    assert_eq!(me.inst.enter_continuous_time_mode(), OK);
-    let (_, mut x) = me.inst.continuous_states();
-    let n = (sc.stop / sc.step).round() as usize;
-    let (mut rows, mut h) = (vec![], sc.step / 10.0);
-    for k in 0..n {
-        let t = k as f64 * sc.step;
-        // New inputs: an event at the communication point, as for a time event.
-        x = me.event(t, &x, Some(sc));
-        x = me.integrate(t, t + sc.step, x, &mut h);
-        let (s, enter, stop) = me.inst.completed_integrator_step();
-        assert_eq!((s, enter, stop), (OK, 0, 0));
-        assert_eq!(me.inst.set_time(t + sc.step), OK);
-        assert_eq!(me.inst.set_continuous_states(&x), OK);
-        rows.push(outputs(&me.inst, names));
-    }
-    (rows, me.events)
+fn model_exchange(fmu: &Fmu, sc: &Scenario, names: &[String]) -> Run {
+    fmu_harness::importer::model_exchange(fmu, sc, names, DormandPrince { rtol: RTOL }).0
 }
 
 /// Every FMU, every reference scenario: the Model Exchange run of our importer gives the
@@ -203,28 +28,10 @@ fn model_exchange_runs_every_scenario_as_co_simulation_does() {
         let names = real_outputs(&fmu);
         for sc in scenarios(&fmu.md.model_name) {
             let where_ = format!("{} {}", fmu.md.model_name, sc.dir.display());
-            let (cs, cs_events) = co_simulation(&fmu, &sc, &names);
-            let (me, me_events) = model_exchange(&fmu, &sc, &names);
-            let mut worst = (0.0f64, String::new());
-            for (j, n) in names.iter().enumerate() {
-                let size = cs.iter().map(|r| r[j].abs()).fold(0.0, f64::max);
-                for (k, (a, b)) in cs.iter().zip(&me).enumerate() {
-                    // An event exactly at a communication point: Co-Simulation reports the
-                    // outputs before its update, an ME importer may report them after.
-                    let tk = (k + 1) as f64 * sc.step;
-                    if cs_events
-                        .iter()
-                        .chain(&me_events)
-                        .any(|e| (e - tk).abs() < 1e-9)
-                    {
-                        continue;
-                    }
-                    let dev = (a[j] - b[j]).abs() / (size + 1e-3);
-                    if dev > worst.0 {
-                        worst = (dev, format!("{n} at step {k}: CS {} ME {}", a[j], b[j]));
-                    }
-                }
-            }
+            let cs = co_simulation(&fmu, &sc, &names);
+            let me = model_exchange(&fmu, &sc, &names);
+            let (cs_events, me_events) = (&cs.events, &me.events);
+            let worst = largest_deviation(&names, &cs, &me, sc.step);
             eprintln!(
                 "{where_}: {} events in both, largest deviation {:.1e} ({})",
                 me_events.len(),
@@ -237,7 +44,7 @@ fn model_exchange_runs_every_scenario_as_co_simulation_does() {
                 me_events.len(),
                 "{where_}: {cs_events:?} vs {me_events:?}"
             );
-            for (a, b) in cs_events.iter().zip(&me_events) {
+            for (a, b) in cs_events.iter().zip(me_events) {
                 assert!(
                     (a - b).abs() < 1e-7,
                     "{where_}: event at {a} (CS) vs {b} (ME)"
@@ -442,8 +249,14 @@ fn cvt_sheave_stops_are_the_same_events_in_model_exchange() {
         tol: 1e-8,
     };
     let names = real_outputs(&fmu);
-    let (cs, cs_events) = co_simulation(&fmu, &sc, &names);
-    let (me, me_events) = model_exchange(&fmu, &sc, &names);
+    let Run {
+        rows: cs,
+        events: cs_events,
+    } = co_simulation(&fmu, &sc, &names);
+    let Run {
+        rows: me,
+        events: me_events,
+    } = model_exchange(&fmu, &sc, &names);
     assert_eq!(cs_events.len(), 3, "{cs_events:?}");
     assert_eq!(me_events.len(), 3, "{me_events:?}");
     for (a, b) in cs_events.iter().zip(&me_events) {

@@ -10,7 +10,7 @@ at the FMU's default tolerance and at 1e-4 ... 1e-12. Also the cost of a master'
 communication point, fmi2SetReal/fmi2SetInteger of every input then fmi2DoStep, with the
 reference inputs and with every Real input changed at every step (`set_cost`). Also the CrankSlider spin-up (its
 first 2 s, against reference-fmus/generate.py's independent solution). Prints Markdown tables and writes them to
-docs/performance.md.
+docs/performance.md, keeping the sections measured elsewhere (KEPT, at the end) as they are.
 
 Usage: bench.py FMU_DIR REF_ROOT    (FMU_RUN_DIR: the harness's directory; BENCH_ONLY=sets:
 the set-call table alone, printed, docs/performance.md left as it is)
@@ -153,6 +153,21 @@ def set_cost(fmu_dir, ref_root):
     return lines
 
 
+# Sections of docs/performance.md that tests measure, not this script: kept from the heading
+# on when the page is rewritten.
+KEPT = "## Model Exchange with an implicit integrator"
+
+
+def kept_sections(doc):
+    try:
+        with open(doc) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    start = text.find(KEPT)
+    return "" if start < 0 else "\n" + text[start:]
+
+
 def main(fmu_dir, ref_root):
     if os.environ.get("BENCH_ONLY") == "sets":
         print("\n".join(set_cost(fmu_dir, ref_root)))
@@ -201,13 +216,14 @@ def main(fmu_dir, ref_root):
     print("\n".join(lines))
     doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                        "performance.md")
+    kept = kept_sections(doc)
     with open(doc, "w") as f:
         f.write("# Cost and accuracy per step\n\n"
                 "Written by `cargo xtask bench` (xtask/python/bench.py): instructions inside "
                 "fmi2DoStep counted by valgrind's callgrind through the C harness (linux64 "
                 "binary, reference scenario of each FMU, default tolerance), independent of "
                 "the machine's load; deviations from the independent references in "
-                "reference-fmus/.\n\n" + "\n".join(lines) + "\n")
+                "reference-fmus/.\n\n" + "\n".join(lines) + "\n" + kept)
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,156 @@
+//! The FMUs' exact Jacobians in use: every FMU that provides directional derivatives, on each of
+//! its reference scenarios, run by the tests' Model Exchange importer (`fmu_harness::importer`)
+//! stepping with the linearly implicit Rodas3 (`fmu_harness::implicit`), once with df/dx from
+//! fmi2GetDirectionalDerivative (one call per state) and once from forward differences of
+//! fmi2GetDerivatives. The two runs must agree within 1e-6 of each output's largest magnitude
+//! at every communication point, each must give the Co-Simulation run's outputs and events as
+//! the explicit importer must (`tests/tests/model_exchange.rs`), and the run on the FMU's
+//! Jacobian must spend no right-hand side on differences. Prints what each run cost
+//! (`--nocapture`); `IMPLICIT_ALL=1` also runs the FMUs without derivatives on differences
+//! alone, for the figures.
+
+use fmu_harness::implicit::{JacobianSource, Stats};
+use fmu_harness::importer::{
+    co_simulation, largest_deviation, model_exchange, real_outputs, Implicit, Run,
+};
+use fmu_harness::scenario::{scenarios, Scenario};
+use fmu_harness::{Fmu, OK};
+use std::time::{Duration, Instant};
+
+/// Rodas3's relative tolerance (absolute: 1e-3 of it): the scenario's, at most 1e-10.
+fn rtol(sc: &Scenario) -> f64 {
+    sc.tol.min(1e-10)
+}
+
+/// One implicit run and what it cost.
+struct Measured {
+    run: Run,
+    stats: Stats,
+    wall: Duration,
+}
+
+fn implicit(fmu: &Fmu, sc: &Scenario, names: &[String], source: JacobianSource) -> Measured {
+    let start = Instant::now();
+    let (run, stepper) = model_exchange(fmu, sc, names, Implicit::new(fmu, rtol(sc), source));
+    Measured {
+        run,
+        stats: stepper.rodas.stats,
+        wall: start.elapsed(),
+    }
+}
+
+/// The importer takes df/dt as zero: with the inputs held, the derivatives at the same states
+/// must not move with the time.
+fn assert_autonomous(fmu: &Fmu, sc: &Scenario) {
+    let inst = fmu.instantiate_me("autonomous");
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    sc.set_inputs(&inst, sc.stop / 2.0);
+    assert_eq!(inst.event_iteration().0, OK);
+    assert_eq!(inst.enter_continuous_time_mode(), OK);
+    let (_, x) = inst.continuous_states();
+    let at = |t: f64| {
+        assert_eq!(inst.set_time(t), OK);
+        assert_eq!(inst.set_continuous_states(&x), OK);
+        inst.derivatives().1
+    };
+    assert_eq!(
+        at(0.0),
+        at(0.37 * sc.stop),
+        "{}: the derivatives move with the time: df/dt is not zero",
+        fmu.md.model_name
+    );
+}
+
+/// The run gives the Co-Simulation run's outputs within 1e-6 and its events within 1e-7 s;
+/// the largest deviation.
+fn assert_as_co_simulation(names: &[String], cs: &Run, me: &Run, sc: &Scenario, what: &str) -> f64 {
+    let (dev, at) = largest_deviation(names, cs, me, sc.step);
+    assert!(dev < 1e-6, "{what}: {dev:.1e} from Co-Simulation, {at}");
+    assert_eq!(
+        cs.events.len(),
+        me.events.len(),
+        "{what}: events {:?} (CS) vs {:?}",
+        cs.events,
+        me.events
+    );
+    for (a, b) in cs.events.iter().zip(&me.events) {
+        assert!((a - b).abs() < 1e-7, "{what}: event at {a} (CS) vs {b}");
+    }
+    dev
+}
+
+fn row(model: &str, sc: &Scenario, source: &str, m: &Measured, cs_dev: f64, agree: &str) -> String {
+    let scenario = sc
+        .dir
+        .file_name()
+        .filter(|d| *d != model)
+        .map_or("main".into(), |d| d.to_string_lossy().into_owned());
+    let s = &m.stats;
+    format!(
+        "| {model} | {scenario} | {:.0e} | {source} | {} | {} | {} | {} | {} | {:.0} | {cs_dev:.1e} | {agree} |",
+        rtol(sc),
+        m.run.events.len(),
+        s.steps,
+        s.rhs,
+        s.jacobians,
+        s.difference_rhs,
+        m.wall.as_secs_f64() * 1e3,
+    )
+}
+
+#[test]
+fn the_fmu_jacobian_and_differences_give_the_same_implicit_runs() {
+    let all = std::env::var("IMPLICIT_ALL").is_ok_and(|v| v == "1");
+    let mut table = vec![
+        "| FMU | scenario | rtol | Jacobian | events | steps | rhs (stages) | Jacobians | rhs (differences) | wall (ms) | from CS | between the two |".to_string(),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|".to_string(),
+    ];
+    let mut compared = 0;
+    for fmu in Fmu::all() {
+        let model = fmu.md.model_name.clone();
+        let provides = fmu.md.co_simulation.provides_directional_derivative;
+        if !provides && !all {
+            continue;
+        }
+        let names = real_outputs(&fmu);
+        for sc in scenarios(&model) {
+            let what = format!("{model} {}", sc.dir.display());
+            assert_autonomous(&fmu, &sc);
+            let cs = co_simulation(&fmu, &sc, &names);
+            let differences = implicit(&fmu, &sc, &names, JacobianSource::ForwardDifferences);
+            let dev_fd = assert_as_co_simulation(&names, &cs, &differences.run, &sc, &what);
+            assert!(differences.stats.difference_rhs > 0);
+            if !provides {
+                table.push(row(&model, &sc, "differences", &differences, dev_fd, "-"));
+                continue;
+            }
+            let exact = implicit(&fmu, &sc, &names, JacobianSource::Exact);
+            let dev_exact = assert_as_co_simulation(&names, &cs, &exact.run, &sc, &what);
+            assert_eq!(
+                exact.stats.difference_rhs, 0,
+                "{what}: the FMU's Jacobian needs no differences"
+            );
+            let (between, at) = largest_deviation(&names, &exact.run, &differences.run, sc.step);
+            assert!(
+                between < 1e-6,
+                "{what}: the FMU's Jacobian and differences differ by {between:.1e}: {at}"
+            );
+            let agree = format!("{between:.1e}");
+            table.push(row(&model, &sc, "FMU", &exact, dev_exact, &agree));
+            table.push(row(
+                &model,
+                &sc,
+                "differences",
+                &differences,
+                dev_fd,
+                &agree,
+            ));
+            compared += 1;
+        }
+    }
+    eprintln!("{}", table.join("\n"));
+    assert!(compared > 0, "no FMU provides directional derivatives");
+}
