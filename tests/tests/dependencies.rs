@@ -506,7 +506,15 @@ impl Observed {
 
     /// Notes how far every unknown moved from `base` to `moved_to` with `known`.
     fn record(&mut self, base: &[f64], moved_to: &[f64], known: usize) {
+        self.record_except(base, moved_to, known, &[]);
+    }
+
+    /// `record`, but for the unknowns marked in `skip`.
+    fn record_except(&mut self, base: &[f64], moved_to: &[f64], known: usize, skip: &[bool]) {
         for (u, (a, b)) in base.iter().zip(moved_to).enumerate() {
+            if skip.get(u) == Some(&true) {
+                continue;
+            }
             if moved(*a, *b, 0.0) {
                 let d = if a.is_nan() != b.is_nan() {
                     f64::INFINITY
@@ -562,6 +570,8 @@ struct Exact {
     /// Entries checked against the differences, and the largest relative deviation.
     checked: usize,
     worst: f64,
+    /// Entries at points where the value jumps.
+    jumps: usize,
 }
 
 /// Steps of the differences, relative to the known's magnitude (at least 1), in the order tried.
@@ -601,6 +611,7 @@ impl Exact {
                 failures: vec![],
                 checked: 0,
                 worst: 0.0,
+                jumps: 0,
             })
     }
 
@@ -613,12 +624,13 @@ impl Exact {
         (k, before): (usize, f64),
         base: &[f64],
         at: &dyn Fn(f64) -> Option<Vec<f64>>,
-    ) {
+    ) -> Vec<bool> {
         let mut exact = vec![0.0; self.vrs.len()];
         let status =
             inst.directional_derivative(&self.vrs, &[variable(md, k).vr], &[1.0], &mut exact);
         assert_eq!(status, OK, "{}", inst.log_text());
         let scale = before.abs().max(1.0);
+        let mut jumped = vec![false; base.len()];
         let base: Vec<f64> = self.real.iter().map(|u| base[*u]).collect();
         self.observed.base(&base);
         for (u, d) in exact.iter().enumerate() {
@@ -701,6 +713,31 @@ impl Exact {
                 self.worst = self.worst.max(*b);
             }
         }
+        // A value that jumps at this point (a sheave started exactly on its stop, freed by
+        // any move one way and refused the other) has no derivative there: where, on every
+        // side the known can move to, the value differs from the line of the exact derivative
+        // by as much at h/16 as at h (and beyond rounding), the entry is not judged, and
+        // neither is the probe's small move of it. A wrong derivative leaves a difference
+        // that shrinks with h.
+        let h = 1e-7 * scale;
+        let sides: Vec<(f64, Vec<f64>, Vec<f64>)> = [h, -h]
+            .iter()
+            .filter_map(|h| Some((*h, real(at(before + h)?), real(at(before + h / 16.0)?))))
+            .collect();
+        open.retain(|&u| {
+            let off = |value: f64, h: f64| value - base[u] - exact[u] * h;
+            let jumps = !sides.is_empty()
+                && sides.iter().all(|(h, far, near)| {
+                    let (far_off, near_off) = (off(far[u], *h), off(near[u], h / 16.0));
+                    let rounding = 1e3 * f64::EPSILON * base[u].abs().max(far[u].abs());
+                    near_off.abs() > rounding && near_off.abs() > 0.5 * far_off.abs()
+                });
+            if jumps {
+                jumped[self.real[u]] = true;
+                self.jumps += 1;
+            }
+            !jumps
+        });
         for u in open {
             self.failures.push(format!(
                 "{}: d{}/d{} = {} at {before}: no difference step agrees (best relative deviation {:e})",
@@ -711,46 +748,60 @@ impl Exact {
                 best[u]
             ));
         }
+        jumped
     }
 
-    /// The mismatches of the exact entries with the declarations, over the Real knowns.
+    /// The mismatches of the exact entries with the declarations, over the Real knowns: an
+    /// entry that is nonzero where no dependency is declared, and a declared dependency whose
+    /// entry is never nonzero although the probe's small moves saw it (`local`, by unknown):
+    /// a dependency only far moves see is a switch (a sheave started on its stop or not),
+    /// which no derivative shows.
     fn mismatches(
         self,
         md: &ModelDescription,
         list: &str,
         unknowns: &[Unknown],
         knowns: &[usize],
+        local: &[BTreeSet<usize>],
     ) -> Mismatches {
-        let knowns: Vec<usize> = knowns
+        let real: BTreeSet<usize> = knowns
             .iter()
             .copied()
             .filter(|k| !variable(md, *k).integer)
             .collect();
-        let unknowns: Vec<Unknown> = self
-            .real
-            .iter()
-            .map(|u| {
-                let mut unknown = unknowns[*u].clone();
-                let real: BTreeSet<usize> = knowns.iter().copied().collect();
-                let list = declared(&unknown, &knowns)
-                    .intersection(&real)
-                    .copied()
-                    .collect();
-                unknown.dependencies = Some(list);
-                unknown
-            })
-            .collect();
-        let mut found = mismatches(
-            md,
-            &format!("exact {list}"),
-            &unknowns,
-            &knowns,
-            &self.observed.dependencies(),
-        );
-        found.undeclared.extend(self.failures);
+        let knowns: Vec<usize> = real.iter().copied().collect();
+        let mut found = Mismatches {
+            undeclared: self.failures,
+            unseen: vec![],
+        };
+        for (u, seen) in self.observed.dependencies().iter().enumerate() {
+            let unknown = &unknowns[self.real[u]];
+            let declared: BTreeSet<usize> = declared(unknown, &knowns)
+                .intersection(&real)
+                .copied()
+                .collect();
+            let (model, unknown) = (&md.model_name, name(md, unknown.index));
+            for k in seen.difference(&declared) {
+                found.undeclared.push(format!(
+                    "{model}: exact {list} {unknown}: d{unknown}/d{} is nonzero but {unknown} does not declare it",
+                    name(md, *k)
+                ));
+            }
+            let moved: BTreeSet<usize> = declared
+                .intersection(&local[self.real[u]])
+                .copied()
+                .collect();
+            for k in moved.difference(seen) {
+                found.unseen.push(format!(
+                    "{model}: exact {list} {unknown}: declares {}, and small moves of it move {unknown}, but d{unknown}/d{} is never nonzero",
+                    name(md, *k),
+                    name(md, *k)
+                ));
+            }
+        }
         eprintln!(
-            "{}: {list}: {} exact entries against differences, largest relative deviation {:.1e}",
-            md.model_name, self.checked, self.worst
+            "{}: {list}: {} exact entries against differences, largest relative deviation {:.1e}; {} at points where the value jumps",
+            md.model_name, self.checked, self.worst, self.jumps
         );
         found
     }
@@ -789,6 +840,7 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         .cloned()
         .collect();
     let mut observed = Observed::new(unknowns.len());
+    let mut local = Observed::new(unknowns.len());
     let mut exact = Exact::new(md, &unknowns);
     let mut probed = 0;
     for _ in 0..SAMPLES {
@@ -845,6 +897,7 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             continue; // outside the model's domain (a CVT sheave beyond its travel)
         }
         observed.base(&base);
+        local.base(&base);
         probed += 1;
         for &k in &knowns {
             let v = variable(md, k);
@@ -871,26 +924,33 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                 }
                 None => write(&inst, v, value),
             };
+            // The exact derivatives first: where a value jumps, a small move is no derivative.
+            let jumped = match &mut exact {
+                Some(exact) => {
+                    let at = |value: f64| {
+                        let moved_to = set(value).then(|| values(&inst));
+                        assert!(set(before));
+                        moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
+                    };
+                    exact.column(&inst, md, (k, before), &base, &at)
+                }
+                None => vec![],
+            };
             // Small moves either way, and larger ones that cross where a tension is clipped
             // at zero or a friction saturates (the modes stay fixed meanwhile).
             let scale = before.abs().max(1.0);
-            for after in [1e-5, -1e-5, 1e-2, -1e-2].map(|d| before + d * scale) {
-                if !set(after) {
+            for d in [1e-5, -1e-5, 1e-2, -1e-2] {
+                if !set(before + d * scale) {
                     continue;
                 }
                 let moved_to = values(&inst);
                 assert!(set(before));
                 if moved_to.iter().all(|v| v.is_finite()) {
                     observed.record(&base, &moved_to, k);
+                    if d.abs() < 1e-2 {
+                        local.record_except(&base, &moved_to, k, &jumped);
+                    }
                 }
-            }
-            if let Some(exact) = &mut exact {
-                let at = |value: f64| {
-                    let moved_to = set(value).then(|| values(&inst));
-                    assert!(set(before));
-                    moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
-                };
-                exact.column(&inst, md, (k, before), &base, &at);
             }
         }
     }
@@ -903,7 +963,13 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         &observed.dependencies(),
     );
     if let Some(exact) = exact {
-        found.extend(exact.mismatches(md, "output/derivative", &unknowns, &knowns));
+        found.extend(exact.mismatches(
+            md,
+            "output/derivative",
+            &unknowns,
+            &knowns,
+            &local.dependencies(),
+        ));
     }
     found
 }
@@ -914,6 +980,7 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
     let knowns: Vec<usize> = inputs(md).into_iter().chain(parameters(md)).collect();
     let unknowns = &md.model_structure.initial_unknowns;
     let mut observed = Observed::new(unknowns.len());
+    let mut local = Observed::new(unknowns.len());
     let mut exact = Exact::new(md, unknowns);
     let mut probed = 0;
     for sample in 0..INITIAL_SAMPLES {
@@ -940,6 +1007,7 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             continue; // parameters the initialization refuses
         }
         observed.base(&base);
+        local.base(&base);
         probed += 1;
         for &k in &knowns {
             let v = variable(md, k);
@@ -949,6 +1017,19 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             // the switches (a mode, an impact at the start) that a small move does not reach;
             // an Integer takes each other value of its range.
             let (_, min, max) = range(md, k);
+            // The exact derivatives first: where a value jumps, a small move is no derivative.
+            let jumped = match (&mut exact, v.integer) {
+                (Some(exact), false) => {
+                    let at = |value: f64| {
+                        let moved_to = write(&inst, v, value).then(|| values(&inst));
+                        assert!(write(&inst, v, before));
+                        moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
+                    };
+                    exact.column(&inst, md, (k, before), &base, &at)
+                }
+                _ => vec![],
+            };
+            let small = 1e-5 * before.abs().max(1.0);
             let moves: Vec<f64> = if v.integer {
                 let (lo, hi) = if max - min <= 16.0 {
                     (min, max)
@@ -958,7 +1039,6 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                 (lo as i64..=hi as i64).map(|i| i as f64).collect()
             } else {
                 let far = 1.0 + before.abs();
-                let small = 1e-5 * before.abs().max(1.0);
                 vec![
                     before + small,
                     before - small,
@@ -978,14 +1058,9 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                     continue;
                 }
                 observed.record(&base, &moved_to, k);
-            }
-            if let (Some(exact), false) = (&mut exact, v.integer) {
-                let at = |value: f64| {
-                    let moved_to = write(&inst, v, value).then(|| values(&inst));
-                    assert!(write(&inst, v, before));
-                    moved_to.filter(|v| v.iter().all(|v| v.is_finite()))
-                };
-                exact.column(&inst, md, (k, before), &base, &at);
+                if (after - before).abs() == small {
+                    local.record_except(&base, &moved_to, k, &jumped);
+                }
             }
         }
     }
@@ -998,7 +1073,13 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         &observed.dependencies(),
     );
     if let Some(exact) = exact {
-        found.extend(exact.mismatches(md, "initial unknown", unknowns, &knowns));
+        found.extend(exact.mismatches(
+            md,
+            "initial unknown",
+            unknowns,
+            &knowns,
+            &local.dependencies(),
+        ));
     }
     found
 }

@@ -1,7 +1,7 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
-use fmu_runtime::math::{asin, cos};
-use fmu_runtime::Variables;
+use fmu_runtime::math::asin;
+use fmu_runtime::{Dual, Scalar, Variables};
 use std::f64::consts::{FRAC_PI_2, PI};
 
 /// The CVT's geometry parameters; the start values are a scooter-sized CVT's: 250 mm centre
@@ -53,9 +53,9 @@ pub const MAX_SIN_BETA: f64 = 0.95;
 
 /// The open-belt length `L = 2C cos(beta) + (pi/2)(D1 + D2) + beta (D2 - D1)` with
 /// `sin(beta) = (D2 - D1)/(2C)`.
-pub fn length(c: f64, d1: f64, d2: f64) -> f64 {
-    let beta = asin((d2 - d1) / (2.0 * c));
-    2.0 * c * cos(beta) + FRAC_PI_2 * (d1 + d2) + beta * (d2 - d1)
+pub fn length<S: Scalar>(c: S, d1: S, d2: S) -> S {
+    let beta = ((d2 - d1) / (c * 2.0)).asin();
+    c * 2.0 * beta.cos() + (d1 + d2) * FRAC_PI_2 + beta * (d2 - d1)
 }
 
 /// `beta`, the angle of the straight spans.
@@ -64,46 +64,156 @@ pub fn beta(c: f64, d1: f64, d2: f64) -> f64 {
 }
 
 /// `(dL/dD1, dL/dD2) = (pi/2 - beta, pi/2 + beta)`: the terms in dbeta cancel.
-pub fn length_gradient(beta: f64) -> (f64, f64) {
-    (FRAC_PI_2 - beta, FRAC_PI_2 + beta)
+pub fn length_gradient<S: Scalar>(beta: S) -> (S, S) {
+    (S::constant(FRAC_PI_2) - beta, beta + FRAC_PI_2)
 }
 
 /// A point of the belt constraint: s1, and the angle of the straight spans there.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OnBelt {
-    pub s1: f64,
-    pub beta: f64,
-    pub cos_beta: f64,
+pub struct OnBelt<S = f64> {
+    pub s1: S,
+    pub beta: S,
+    pub cos_beta: S,
 }
 
 /// Where the sheaves are and how the constraint ties them, at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Configuration {
-    pub s1: f64,
-    pub d1: f64,
-    pub d2: f64,
-    pub beta: f64,
+pub struct Configuration<S = f64> {
+    pub s1: S,
+    pub d1: S,
+    pub d2: S,
+    pub beta: S,
     /// ds1/ds2 along the constraint.
-    pub s1p: f64,
+    pub s1p: S,
     /// d2s1/ds2^2 along the constraint.
-    pub s1pp: f64,
+    pub s1pp: S,
     /// rho = D1/D2 = w2/w1 and its derivative d rho/ds2.
-    pub rho: f64,
-    pub rho_p: f64,
+    pub rho: S,
+    pub rho_p: S,
 }
 
-impl Geometry {
-    pub fn d1(&self, s1: f64) -> f64 {
+/// The geometry's parameters in the number type of the equations: `f64` for the simulation,
+/// [`Dual`] for its exact derivatives.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<S> {
+    pub c: S,
+    pub d1_bar: S,
+    pub d2_bar: S,
+    pub s1_bar: S,
+    pub s2_bar: S,
+    pub c1: S,
+    pub c2: S,
+}
+
+impl<S: Scalar> Shape<S> {
+    pub fn d1(&self, s1: S) -> S {
         self.d1_bar + self.c1 * (s1 - self.s1_bar)
     }
 
-    pub fn d2(&self, s2: f64) -> f64 {
+    pub fn d2(&self, s2: S) -> S {
         self.d2_bar + self.c2 * (s2 - self.s2_bar)
     }
 
     /// The belt length, fixed by the reference diameters.
-    pub fn l0(&self) -> f64 {
+    pub fn l0(&self) -> S {
         length(self.c, self.d1_bar, self.d2_bar)
+    }
+
+    /// Implicit differentiation of L(D1(s1), D2(s2)) = L0:
+    /// `(pi/2 - beta) c1 ds1 + (pi/2 + beta) c2 ds2 = 0`, so
+    /// `s1' = -(c2/c1) (pi/2 + beta)/(pi/2 - beta)`; with `cos(beta) dbeta = (c2 ds2 - c1 ds1)/(2C)`,
+    /// `s1'' = -(c2/c1) pi/(pi/2 - beta)^2 * (c2 - c1 s1')/(2C cos(beta))`.
+    pub fn configuration(&self, s2: S, on: OnBelt<S>) -> Configuration<S> {
+        let OnBelt { s1, beta, cos_beta } = on;
+        let (d1, d2) = (self.d1(s1), self.d2(s2));
+        let (g1, g2) = length_gradient(beta);
+        let k = self.c2 / self.c1;
+        let s1p = -k * g2 / g1;
+        let dbeta = (self.c2 - self.c1 * s1p) / (self.c * 2.0 * cos_beta);
+        let s1pp = -k * std::f64::consts::PI / (g1 * g1) * dbeta;
+        let rho = d1 / d2;
+        let rho_p = (self.c1 * s1p * d2 - d1 * self.c2) / (d2 * d2);
+        Configuration {
+            s1,
+            d1,
+            d2,
+            beta,
+            s1p,
+            s1pp,
+            rho,
+            rho_p,
+        }
+    }
+}
+
+impl Shape<Dual> {
+    /// The point on the belt at `s2` whose `s1` the Newton iteration found, moving with the
+    /// knowns: the constraint `F = L(D1(s1), D2(s2)) - L0 = 0` keeps holding, so
+    /// `dF/dknowns + (pi/2 - beta) c1 ds1 = 0` (the implicit function theorem; `F` is
+    /// evaluated with `s1` held to get the first term).
+    pub fn on_belt(&self, l0: Dual, s2: Dual, s1: f64) -> OnBelt<Dual> {
+        let held = Dual::constant(s1);
+        let (d1, d2) = (self.d1(held), self.d2(s2));
+        let f = length(self.c, d1, d2) - l0;
+        let (dl_dd1, _) = length_gradient(((d2 - d1) / (self.c * 2.0)).asin());
+        let s1 = Dual::seeded(s1, -f.eps / (dl_dd1 * self.c1).re);
+        let sin_beta = (d2 - self.d1(s1)) / (self.c * 2.0);
+        let beta = sin_beta.asin();
+        OnBelt {
+            s1,
+            beta,
+            cos_beta: beta.cos(),
+        }
+    }
+
+    /// The `s2` that `solve_s2` found at `s1`, moving with the knowns likewise:
+    /// `dF/dknowns + (pi/2 + beta) c2 ds2 = 0`.
+    pub fn s2_at(&self, l0: Dual, s1: Dual, s2: f64) -> Dual {
+        let (d1, d2) = (self.d1(s1), self.d2(Dual::constant(s2)));
+        let f = length(self.c, d1, d2) - l0;
+        let (_, dl_dd2) = length_gradient(((d2 - d1) / (self.c * 2.0)).asin());
+        Dual::seeded(s2, -f.eps / (dl_dd2 * self.c2).re)
+    }
+}
+
+impl Geometry {
+    pub fn shape(&self) -> Shape<f64> {
+        Shape {
+            c: self.c,
+            d1_bar: self.d1_bar,
+            d2_bar: self.d2_bar,
+            s1_bar: self.s1_bar,
+            s2_bar: self.s2_bar,
+            c1: self.c1,
+            c2: self.c2,
+        }
+    }
+
+    /// The shape moving as `seed`'s fields say.
+    pub fn along(&self, seed: &Geometry) -> Shape<Dual> {
+        let dual = Dual::seeded;
+        Shape {
+            c: dual(self.c, seed.c),
+            d1_bar: dual(self.d1_bar, seed.d1_bar),
+            d2_bar: dual(self.d2_bar, seed.d2_bar),
+            s1_bar: dual(self.s1_bar, seed.s1_bar),
+            s2_bar: dual(self.s2_bar, seed.s2_bar),
+            c1: dual(self.c1, seed.c1),
+            c2: dual(self.c2, seed.c2),
+        }
+    }
+
+    pub fn d1(&self, s1: f64) -> f64 {
+        self.shape().d1(s1)
+    }
+
+    pub fn d2(&self, s2: f64) -> f64 {
+        self.shape().d2(s2)
+    }
+
+    /// The belt length, fixed by the reference diameters.
+    pub fn l0(&self) -> f64 {
+        self.shape().l0()
     }
 
     /// Whether diameters are positive and the spans are not near-vertical.
@@ -187,36 +297,16 @@ impl Geometry {
 
     /// The configuration at s2, with s1 on the constraint.
     ///
-    /// Implicit differentiation of L(D1(s1), D2(s2)) = L0:
-    /// `(pi/2 - beta) c1 ds1 + (pi/2 + beta) c2 ds2 = 0`, so
-    /// `s1' = -(c2/c1) (pi/2 + beta)/(pi/2 - beta)`; with `cos(beta) dbeta = (c2 ds2 - c1 ds1)/(2C)`,
-    /// `s1'' = -(c2/c1) pi/(pi/2 - beta)^2 * (c2 - c1 s1')/(2C cos(beta))`.
+    /// See [`Shape::configuration`].
     pub fn configuration(&self, s2: f64, on: OnBelt) -> Configuration {
-        let OnBelt { s1, beta, cos_beta } = on;
-        let (d1, d2) = (self.d1(s1), self.d2(s2));
-        let (g1, g2) = length_gradient(beta);
-        let k = self.c2 / self.c1;
-        let s1p = -k * g2 / g1;
-        let dbeta = (self.c2 - self.c1 * s1p) / (2.0 * self.c * cos_beta);
-        let s1pp = -k * std::f64::consts::PI / (g1 * g1) * dbeta;
-        let rho = d1 / d2;
-        let rho_p = (self.c1 * s1p * d2 - d1 * self.c2) / (d2 * d2);
-        Configuration {
-            s1,
-            d1,
-            d2,
-            beta,
-            s1p,
-            s1pp,
-            rho,
-            rho_p,
-        }
+        self.shape().configuration(s2, on)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fmu_runtime::math::cos;
 
     fn geometry() -> Geometry {
         Geometry {

@@ -4,10 +4,10 @@
 
 mod belt;
 
-use belt::{Configuration, Geometry};
+use belt::{Configuration, Geometry, Shape};
 use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
-    export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
+    export_fmu, Dual, Experiment, Indicators, Invalid, Model, Scalar, Side, Variables, HYSTERESIS,
 };
 
 pub const FREE: i32 = 0;
@@ -144,46 +144,147 @@ pub struct Cvt {
     sheave_mode: i32,
 }
 
-/// Accelerations at one instant.
-struct Motion {
-    cfg: Configuration,
+/// Accelerations at one instant, in the number type of the equations (`f64` for the
+/// simulation, [`Dual`] for its exact derivatives).
+struct Motion<S> {
+    cfg: Configuration<S>,
     /// dw1/dt
-    a1: f64,
+    a1: S,
     /// dv2/dt
-    a2: f64,
+    a2: S,
     /// Net generalized force on s2 with the sheaves at rest: what presses them onto a stop.
-    push: f64,
+    push: S,
 }
 
-impl Cvt {
+/// The knowns the equations of motion read besides the geometry.
+struct Knowns<S> {
+    j1: S,
+    j2: S,
+    m1: S,
+    m2: S,
+    tau_1: S,
+    tau_2: S,
+    f_1: S,
+    f_2: S,
+    w1: S,
+    /// The sheave speed: 0 while the sheaves are held on a stop.
+    v2: S,
+}
+
+impl<S: Scalar> Knowns<S> {
     /// Lagrange with q = (phi1, s2), T = (J1 + J2 rho^2) w1^2/2 + (m2 + m1 s1'^2) v2^2/2:
     /// `(J1 + J2 rho^2) a1 + 2 J2 rho rho' v2 w1 = tau_1 + rho tau_2`,
     /// `(m2 + m1 s1'^2) a2 + m1 s1' s1'' v2^2 - J2 rho rho' w1^2 = F_2 + F_1 s1'`.
-    fn motion(&self) -> Option<Motion> {
-        let g = self.geometry;
-        let cfg = g.configuration(self.s2, g.solve_s1(self.l0, self.s2)?);
+    fn motion(&self, cfg: Configuration<S>, free: bool) -> Motion<S> {
         let (rho, rho_p, s1p, s1pp) = (cfg.rho, cfg.rho_p, cfg.s1p, cfg.s1pp);
-        let v2 = if self.sheave_mode == FREE {
-            self.v2
-        } else {
-            0.0
-        };
+        let (v2, w1) = (self.v2, self.w1);
         let inertia = self.j1 + self.j2 * rho * rho;
-        let a1 =
-            (self.tau_1 + rho * self.tau_2 - 2.0 * self.j2 * rho * rho_p * v2 * self.w1) / inertia;
-        let push = self.f_2 + self.f_1 * s1p + self.j2 * rho * rho_p * self.w1 * self.w1;
+        let a1 = (self.tau_1 + rho * self.tau_2 - self.j2 * 2.0 * rho * rho_p * v2 * w1) / inertia;
+        let push = self.f_2 + self.f_1 * s1p + self.j2 * rho * rho_p * w1 * w1;
         let mass = self.m2 + self.m1 * s1p * s1p;
-        let a2 = if self.sheave_mode == FREE {
+        let a2 = if free {
             (push - self.m1 * s1p * s1pp * v2 * v2) / mass
         } else {
-            0.0
+            S::constant(0.0)
         };
-        Some(Motion { cfg, a1, a2, push })
+        Motion { cfg, a1, a2, push }
+    }
+
+    /// Kinetic energy of the sheaves moving at `v2`, lost in an inelastic stop.
+    fn sheave_energy(&self, cfg: &Configuration<S>, v2: S) -> S {
+        (self.m2 + self.m1 * cfg.s1p * cfg.s1p) * 0.5 * v2 * v2
+    }
+
+    /// What the housing supplies: the angular momentum is J1 w1 + J2 w2 about parallel axes,
+    /// with w2 = rho w1, so dw2/dt = rho a1 + rho' v2 w1.
+    fn support_torque(&self, m: &Motion<S>) -> S {
+        let c = &m.cfg;
+        let a2_rot = c.rho * m.a1 + c.rho_p * self.v2 * self.w1;
+        self.j1 * m.a1 + self.j2 * a2_rot - self.tau_1 - self.tau_2
+    }
+}
+
+impl Cvt {
+    fn free(&self) -> bool {
+        self.sheave_mode == FREE
+    }
+
+    fn knowns(&self) -> Knowns<f64> {
+        Knowns {
+            j1: self.j1,
+            j2: self.j2,
+            m1: self.m1,
+            m2: self.m2,
+            tau_1: self.tau_1,
+            tau_2: self.tau_2,
+            f_1: self.f_1,
+            f_2: self.f_2,
+            w1: self.w1,
+            v2: if self.free() { self.v2 } else { 0.0 },
+        }
+    }
+
+    /// The outputs' and state derivatives' tangent with the sheave speed `v2`; the moving
+    /// shape, belt length, configuration and knowns it used (None outside the belt geometry,
+    /// where the values are NaN as well).
+    fn tangent_with(
+        &self,
+        seed: &Cvt,
+        tangent: &mut Cvt,
+        v2: Dual,
+    ) -> Option<(Shape<Dual>, Dual, Configuration<Dual>, Knowns<Dual>)> {
+        let on = self.geometry.solve_s1(self.l0, self.s2)?;
+        let shape = self.geometry.along(&seed.geometry);
+        let l0 = shape.l0();
+        let s2 = Dual::seeded(self.s2, seed.s2);
+        let cfg = shape.configuration(s2, shape.on_belt(l0, s2, on.s1));
+        let k = self.knowns_along(seed, v2);
+        let m = k.motion(cfg, self.free());
+        let c = &m.cfg;
+        let t = tangent;
+        (t.s1, t.d1, t.d2) = (c.s1.eps, c.d1.eps, c.d2.eps);
+        (t.ratio, t.ds1_ds2) = ((c.d2 / c.d1).eps, c.s1p.eps);
+        t.w2 = (c.rho * k.w1).eps;
+        t.v1 = (c.s1p * v2).eps;
+        (t.a1, t.a2) = (m.a1.eps, m.a2.eps);
+        t.tau_support = k.support_torque(&m).eps;
+        t.l0 = l0.eps;
+        Some((shape, l0, m.cfg, k))
+    }
+
+    /// The knowns moving as `seed`'s fields say, the sheave speed as `v2`.
+    fn knowns_along(&self, seed: &Cvt, v2: Dual) -> Knowns<Dual> {
+        let dual = Dual::seeded;
+        Knowns {
+            j1: dual(self.j1, seed.j1),
+            j2: dual(self.j2, seed.j2),
+            m1: dual(self.m1, seed.m1),
+            m2: dual(self.m2, seed.m2),
+            tau_1: dual(self.tau_1, seed.tau_1),
+            tau_2: dual(self.tau_2, seed.tau_2),
+            f_1: dual(self.f_1, seed.f_1),
+            f_2: dual(self.f_2, seed.f_2),
+            w1: dual(self.w1, seed.w1),
+            v2: if self.free() { v2 } else { Dual::constant(0.0) },
+        }
+    }
+
+    fn motion(&self) -> Option<Motion<f64>> {
+        let g = self.geometry;
+        let cfg = g.configuration(self.s2, g.solve_s1(self.l0, self.s2)?);
+        Some(self.knowns().motion(cfg, self.free()))
     }
 
     /// Kinetic energy of the sheaves, lost in an inelastic stop.
     fn sheave_energy(&self, cfg: &Configuration) -> f64 {
-        0.5 * (self.m2 + self.m1 * cfg.s1p * cfg.s1p) * self.v2 * self.v2
+        self.knowns().sheave_energy(cfg, self.v2)
+    }
+
+    /// Where the other sheave's limit `s1_limit` puts s2 on the belt, moving with the knowns:
+    /// an end of the travel where it binds.
+    fn travel_end(&self, shape: &Shape<Dual>, l0: Dual, s1_limit: Dual) -> Option<Dual> {
+        let s2 = self.geometry.solve_s2(s1_limit.re, self.geometry.s2_bar)?;
+        Some(shape.s2_at(l0, s1_limit, s2))
     }
 
     fn check_parameters(&self) -> Result<(), Invalid> {
@@ -363,16 +464,12 @@ impl Model for Cvt {
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
         match self.motion() {
             Some(m) => {
-                let v2 = if self.sheave_mode == FREE {
-                    self.v2
-                } else {
-                    0.0
-                };
+                // der(s2) is the variable v2, which is 0 while the sheaves are held.
                 let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
                 dx[s.phi1] = self.w1;
                 dx[s.w1] = m.a1;
                 dx[s.phi2] = m.cfg.rho * self.w1;
-                dx[s.s2] = v2;
+                dx[s.s2] = self.v2;
                 dx[s.v2] = m.a2;
             }
             // Only reachable on a rejected trial step far outside the checked travel: NaN makes
@@ -486,16 +583,52 @@ impl Model for Cvt {
             self.v1 = c.s1p * self.v2;
             self.a1 = m.a1;
             self.a2 = m.a2;
-            // Both pulleys turn the same way about parallel axes: the angular momentum is
-            // J1 w1 + J2 w2, with w2 = rho w1, so dw2/dt = rho a1 + rho' v2 w1 (v2 = 0 while
-            // the sheaves are held). The housing supplies what the shaft torques do not.
-            let v2 = if self.sheave_mode == FREE {
-                self.v2
-            } else {
-                0.0
-            };
-            let a2_rot = c.rho * m.a1 + c.rho_p * v2 * self.w1;
-            self.tau_support = self.j1 * m.a1 + self.j2 * a2_rot - self.tau_1 - self.tau_2;
+            self.tau_support = self.knowns().support_torque(&m);
+        }
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers, in the sheave mode the CVT is in; s1 moves along
+    /// the belt constraint by the implicit function theorem (`Shape::on_belt`), the belt
+    /// length with the parameters in Initialization Mode.
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        self.tangent_with(seed, tangent, Dual::seeded(self.v2, seed.v2));
+    }
+
+    /// At the start the travel's ends move with the parameters, and the sheaves may have been
+    /// stopped on one (and then held, or released): their speed is then 0 whatever v2_start,
+    /// and the energy the stop took moves with v2_start and the sheave masses.
+    fn initial_tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let impact = !self.free() || self.energy_impact != 0.0;
+        let v2 = if impact {
+            Dual::constant(0.0)
+        } else {
+            Dual::seeded(self.v2, seed.v2)
+        };
+        let Some((shape, l0, cfg, k)) = self.tangent_with(seed, tangent, v2) else {
+            return;
+        };
+        let dual = Dual::seeded;
+        if impact {
+            tangent.v2 = 0.0;
+            let v2_start = dual(self.v2_start, seed.v2_start);
+            tangent.energy_impact = k.sheave_energy(&cfg, v2_start).eps;
+        }
+        // Each end is its own limit or where the other sheave's limit puts it.
+        let (s2_min, s2_max) = (
+            dual(self.s2_min, seed.s2_min),
+            dual(self.s2_max, seed.s2_max),
+        );
+        let (s1_min, s1_max) = (
+            dual(self.s1_min, seed.s1_min),
+            dual(self.s1_max, seed.s1_max),
+        );
+        if let (Some(lo), Some(hi)) = (
+            self.travel_end(&shape, l0, s1_max),
+            self.travel_end(&shape, l0, s1_min),
+        ) {
+            (tangent.s2_lo, tangent.s2_hi) = (s2_min.max(lo).eps, s2_max.min(hi).eps);
         }
     }
 }

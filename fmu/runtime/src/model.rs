@@ -243,4 +243,11 @@ pub trait Model: Variables + Clone + Send + 'static {
     /// the state derivatives, the calculated parameters and, in Initialization Mode, the states
     /// it sets from the parameters. Called only where `PROVIDES_DERIVATIVES`.
     fn tangent(&self, _t: f64, _seed: &Self, _tangent: &mut Self) {}
+
+    /// [`Model::tangent`] in Initialization Mode, where the values follow from `initialize` and
+    /// the event iteration at the start: a model whose start can reset a state (a sheave
+    /// stopped on its travel limit) or set a calculated parameter says how those move.
+    fn initial_tangent(&self, t: f64, seed: &Self, tangent: &mut Self) {
+        self.tangent(t, seed, tangent);
+    }
 }

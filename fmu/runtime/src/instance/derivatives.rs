@@ -66,12 +66,17 @@ impl<M: Model> Instance<M> {
                 set(&mut d, sum);
             }
         }
-        if self.state == FmiState::InitializationMode {
+        let initializing = self.state == FmiState::InitializationMode;
+        if initializing {
             // The states that take a start parameter's value move with it.
             d.start_states();
         }
         let mut t = d.clone();
-        self.model.tangent(self.time, &d, &mut t);
+        if initializing {
+            self.model.initial_tangent(self.time, &d, &mut t);
+        } else {
+            self.model.tangent(self.time, &d, &mut t);
+        }
         t
     }
 
