@@ -204,6 +204,14 @@ impl<S: Scalar> Knowns<S> {
     }
 }
 
+/// What a tangent moved: the shape, the belt length, the configuration and the knowns.
+struct Moving {
+    shape: Shape<Dual>,
+    l0: Dual,
+    cfg: Configuration<Dual>,
+    knowns: Knowns<Dual>,
+}
+
 impl Cvt {
     fn free(&self) -> bool {
         self.sheave_mode == FREE
@@ -227,12 +235,7 @@ impl Cvt {
     /// The outputs' and state derivatives' tangent with the sheave speed `v2`; the moving
     /// shape, belt length, configuration and knowns it used (None outside the belt geometry,
     /// where the values are NaN as well).
-    fn tangent_with(
-        &self,
-        seed: &Cvt,
-        tangent: &mut Cvt,
-        v2: Dual,
-    ) -> Option<(Shape<Dual>, Dual, Configuration<Dual>, Knowns<Dual>)> {
+    fn tangent_with(&self, seed: &Cvt, tangent: &mut Cvt, v2: Dual) -> Option<Moving> {
         let on = self.geometry.solve_s1(self.l0, self.s2)?;
         let shape = self.geometry.along(&seed.geometry);
         let l0 = shape.l0();
@@ -249,7 +252,12 @@ impl Cvt {
         (t.a1, t.a2) = (m.a1.eps, m.a2.eps);
         t.tau_support = k.support_torque(&m).eps;
         t.l0 = l0.eps;
-        Some((shape, l0, m.cfg, k))
+        Some(Moving {
+            shape,
+            l0,
+            cfg: m.cfg,
+            knowns: k,
+        })
     }
 
     /// The knowns moving as `seed`'s fields say, the sheave speed as `v2`.
@@ -606,7 +614,13 @@ impl Model for Cvt {
         } else {
             Dual::seeded(self.v2, seed.v2)
         };
-        let Some((shape, l0, cfg, k)) = self.tangent_with(seed, tangent, v2) else {
+        let Some(Moving {
+            shape,
+            l0,
+            cfg,
+            knowns: k,
+        }) = self.tangent_with(seed, tangent, v2)
+        else {
             return;
         };
         let dual = Dual::seeded;
