@@ -6,6 +6,7 @@
 //!   signal comes closer to `<Model>_ref_interpolated.csv` than one that holds them over the
 //!   communication step, and one that requires the inputs but sets nothing gets the held run;
 //! - values read inside the callback are those at its time;
+//! - with Event Mode, the steps still end at each event for the importer's Event Mode;
 //! - what Intermediate Update Mode does not allow is refused with a logged reason, and the step
 //!   goes on: an undeclared variable required, a set of an output or a parameter, a set not
 //!   requested, a get not allowed, a get after a set, any other function.
@@ -72,8 +73,20 @@ fn start<'a>(
     required: &[u32],
     early_return: bool,
 ) -> Instance3<'a> {
+    start_in(fmu3, fmu2, sc, required, false, early_return)
+}
+
+/// [`start`], with Event Mode used or not; in Step Mode.
+fn start_in<'a>(
+    fmu3: &'a Fmu3,
+    fmu2: &Fmu,
+    sc: &Scenario,
+    required: &[u32],
+    event_mode: bool,
+    early_return: bool,
+) -> Instance3<'a> {
     let inst = fmu3
-        .with_intermediate(false, early_return, required, true)
+        .with_intermediate(event_mode, early_return, required, true)
         .unwrap_or_else(|log| panic!("{log}"));
     for (n, v) in &sc.params {
         let vr = fmu2.vr(n);
@@ -90,6 +103,10 @@ fn start<'a>(
     );
     sc.set_inputs(&inst, 0.0);
     assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    if event_mode {
+        assert_eq!(inst.event_iteration(), OK);
+        assert_eq!(inst.enter_step_mode(), OK);
+    }
     inst
 }
 
@@ -493,4 +510,62 @@ fn what_intermediate_update_mode_does_not_allow_is_refused_with_a_reason() {
         "{}",
         inst.log_text()
     );
+}
+
+/// Sets the scenario's Real inputs, as interpolated, at every intermediate update of `inst`.
+fn set_inputs_at_updates(fmu3: &Fmu3, fmu2: &Fmu, sc: &Scenario, inst: &Instance3) {
+    let table = scenarios(&fmu2.md.model_name)
+        .into_iter()
+        .find(|s| s.dir == sc.dir)
+        .unwrap();
+    let vrs: Vec<u32> = sc.names.iter().map(|n| fmu2.vr(n)).collect();
+    let set = fmu3.api.set_float64;
+    let on_update = move |u: &Update, c: *mut c_void| {
+        let values = table.inputs_at(u.time);
+        let status = unsafe { set(c, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len()) };
+        assert_eq!(status, OK, "t = {}", u.time);
+    };
+    *inst.env.on_update.lock().unwrap() = Some((Box::new(on_update), inst.c));
+}
+
+/// With Event Mode and early return, a step with intermediate variables still ends at each
+/// event, which the importer handles in Event Mode, and the trajectory is the one of the steps
+/// that handle their events themselves.
+#[test]
+fn with_event_mode_the_steps_still_end_at_events() {
+    let (fmu2, fmu3, sc) = crank_slider();
+    let inputs = continuous(&fmu2, Causality::Input);
+    let outputs = continuous(&fmu2, Causality::Output);
+    let h = 0.05;
+    let run = |event_mode: bool| -> (Vec<Vec<f64>>, usize) {
+        let inst = start_in(&fmu3, &fmu2, &sc, &inputs, event_mode, true);
+        set_inputs_at_updates(&fmu3, &fmu2, &sc, &inst);
+        let (mut rows, mut events) = (vec![], 0);
+        for k in 0..(sc.stop / h).round() as usize {
+            let (mut t, end) = (k as f64 * h, (k + 1) as f64 * h);
+            sc.set_inputs(&inst, t);
+            loop {
+                let step = inst.do_step(t, end - t);
+                assert_eq!(step.status, OK, "{}", inst.log_text());
+                if step.event_handling_needed {
+                    events += 1;
+                    assert_eq!(inst.enter_event_mode(), OK);
+                    assert_eq!(inst.event_iteration(), OK);
+                    assert_eq!(inst.enter_step_mode(), OK);
+                }
+                if !step.early_return {
+                    break;
+                }
+                t = step.last_successful_time;
+            }
+            rows.push(inst.get(&outputs).1);
+        }
+        (rows, events)
+    };
+    let (itself, none) = run(false);
+    let (importer, events) = run(true);
+    assert_eq!(none, 0);
+    assert!(events >= 5, "{events} events");
+    let (dev, what) = deviation_between(&itself, &importer);
+    assert!(dev < 1e-6, "{dev:.1e}: {what}");
 }
