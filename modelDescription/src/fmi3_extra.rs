@@ -2,7 +2,10 @@
 //! `time`, and one variable per event indicator (a `ModelStructure/EventIndicator` names a
 //! variable). Their value references follow the model's `n` variables (`time` is `n`, event
 //! indicator `i` is `n + 1 + i`), so that every variable keeps the value reference it has in
-//! the FMI 2.0 FMU. The FMI 3.0 description and the runtime's FMI 3.0 layer both use these.
+//! the FMI 2.0 FMU. The FMI 3.0 description and the runtime's FMI 3.0 layer both use these,
+//! and the rule for which variables are intermediate variables ([`intermediate_update`]).
+
+use crate::{Causality, Variability};
 
 /// The independent variable's name.
 pub const TIME: &str = "time";
@@ -40,4 +43,13 @@ impl Extra {
             Extra::Indicator(i) => n_vars + 1 + i,
         }
     }
+}
+
+/// Whether a variable is declared `intermediateUpdate="true"`: readable or settable inside the
+/// intermediate update callback. FMI 3.0 allows it only on continuous-time variables, and
+/// `requiredIntermediateVariables` names inputs to set and outputs to get; so the continuous
+/// inputs and outputs (`Float64` only: an `Int32` is never continuous).
+pub fn intermediate_update(causality: Causality, variability: Variability) -> bool {
+    variability == Variability::Continuous
+        && matches!(causality, Causality::Input | Causality::Output)
 }

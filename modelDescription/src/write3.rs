@@ -4,7 +4,7 @@
 //! each keeps the one it has in FMI 2.0: the independent variable `time`, and one local
 //! variable per event indicator, which `ModelStructure/EventIndicator` names.
 
-use crate::fmi3_extra::{indicator_name, Extra, TIME};
+use crate::fmi3_extra::{indicator_name, intermediate_update, Extra, TIME};
 use crate::write::{categories_and_experiment, flag, real, unit_definitions, Xml};
 use crate::*;
 use quick_xml::events::{BytesDecl, BytesStart, Event};
@@ -63,6 +63,9 @@ fn variable(xml: &mut Xml, md: &ModelDescription, v: &ScalarVariable, state: boo
     if state {
         // An event may reset a state (an impact's velocity jump).
         e.push_attribute(("reinit", "true"));
+    }
+    if tag == "Float64" && intermediate_update(v.causality, v.variability) {
+        e.push_attribute(("intermediateUpdate", "true"));
     }
     xml.empty(e);
 }

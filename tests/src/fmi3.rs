@@ -115,6 +115,33 @@ impl Fmu3 {
 
     /// An instance with a chosen token; the log when it returns NULL.
     pub fn instantiate_with(&self, kind: Kind, token: &str) -> Result<Instance3<'_>, String> {
+        self.instantiate_full(kind, token, &[], true)
+    }
+
+    /// A Co-Simulation instance that requires the intermediate variables `required`
+    /// (`callback`: whether it passes its intermediate update callback); the log when it
+    /// returns NULL.
+    pub fn with_intermediate(
+        &self,
+        event_mode: bool,
+        early_return: bool,
+        required: &[Vr],
+        callback: bool,
+    ) -> Result<Instance3<'_>, String> {
+        let kind = Kind::CoSimulation {
+            event_mode,
+            early_return,
+        };
+        self.instantiate_full(kind, &self.md.guid.clone(), required, callback)
+    }
+
+    fn instantiate_full(
+        &self,
+        kind: Kind,
+        token: &str,
+        required: &[Vr],
+        callback: bool,
+    ) -> Result<Instance3<'_>, String> {
         let env = Box::new(Env::default());
         let env_ptr = &*env as *const Env as *mut c_void;
         let name = CString::new("fmi3-test").unwrap();
@@ -141,11 +168,11 @@ impl Fmu3 {
                     true,
                     event_mode,
                     early_return,
-                    std::ptr::null(),
-                    0,
+                    required.as_ptr(),
+                    required.len(),
                     env_ptr,
                     Some(record_log),
-                    Some(record_update),
+                    callback.then_some(record_update as Update3),
                 ),
             }
         };
@@ -186,6 +213,11 @@ pub struct Update {
     pub can_return_early: bool,
 }
 
+/// What the test does inside the intermediate update callback, with the instance's handle.
+pub type OnUpdate = Box<dyn FnMut(&Update, *mut c_void)>;
+
+type Update3 = unsafe extern "C" fn(*mut c_void, f64, bool, bool, bool, bool, *mut bool, *mut f64);
+
 /// What the callbacks record, and how the intermediate update answers.
 #[derive(Default)]
 pub struct Env {
@@ -197,6 +229,8 @@ pub struct Env {
     /// Call fmi3GetFloat64 on the instance from inside the callback; the statuses it got.
     pub reenter: Mutex<Option<(Reenter, *mut c_void)>>,
     pub reentered: Mutex<Vec<Status>>,
+    /// Run inside the callback, after the recording, with the instance's handle.
+    pub on_update: Mutex<Option<(OnUpdate, *mut c_void)>>,
 }
 
 pub type Reenter = unsafe extern "C" fn(*mut c_void, *const Vr, usize, *mut f64, usize) -> Status;
@@ -247,6 +281,18 @@ unsafe extern "C" fn record_update(
         can_return_early,
     });
     drop(updates);
+    if let Some((f, c)) = env.on_update.lock().unwrap().as_mut() {
+        f(
+            &Update {
+                time,
+                set_requested,
+                get_allowed,
+                step_finished,
+                can_return_early,
+            },
+            *c,
+        );
+    }
     if let Some((f, c)) = *env.reenter.lock().unwrap() {
         let mut v = 0.0;
         let status = f(c, &0, 1, &mut v, 1);

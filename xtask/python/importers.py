@@ -15,7 +15,8 @@ import tempfile
 import fmpy.simulation as fmpy_simulation
 import fmpy.sundials as fmpy_sundials
 import numpy as np
-from fmpy import read_model_description, simulate_fmu
+from fmpy import extract, read_model_description, simulate_fmu
+from fmpy.fmi3 import FMU3Slave
 from fmpy.util import read_csv
 
 import platforms
@@ -527,6 +528,76 @@ def fmpy_event_mode(fmu, sc, _work):
                      relative_tolerance=sc.tol, input=sc.held_inputs(), output=sc.outputs,
                      start_values=start_values, use_event_mode=True, early_return_allowed=True)
     return at_communication_points(sc, r["time"], {n: r[n] for n in sc.outputs})
+
+
+def fmpy_intermediate(fmu, sc, work, step, required=True):
+    """FMPy 0.3.32's FMI 3.0 Co-Simulation API (`FMU3Slave`) in a master loop of its own, with
+    communication steps of `step`: the inputs, as the table interpolates them (`input_at`), are
+    set at each communication point and, with the Real inputs required as intermediate
+    variables (`required`), again at every intermediate update that asks for them
+    (`intermediateVariableSetRequested`: the end of each of the FMU's internal steps), so that
+    the FMU integrates the input signal rather than its value at the step's start. Without
+    `required` the inputs are held over each step. Returns (time, {output: values}) at the
+    communication points after the start. FMPy's `simulate_fmu` passes no intermediate update
+    callback."""
+    md = read_model_description(fmu)
+    variables = {v.name: v for v in md.modelVariables}
+    names = sc.input_names()
+    integers = sc.integer_inputs()
+    reals = [n for n in names if n not in integers]
+    real_vrs = [variables[n].valueReference for n in reals]
+    unzipped = extract(fmu, unzipdir=tempfile.mkdtemp(dir=work))
+    slave = FMU3Slave(guid=md.guid, unzipDirectory=unzipped,
+                      modelIdentifier=md.coSimulation.modelIdentifier, instanceName="intermediate")
+    problems = []
+
+    def inputs_at(t):
+        return dict(zip(names, sc.input_at(t)))
+
+    def update(_env, time, set_requested, _get_allowed, _finished, _can_return_early,
+               early_return_requested, _early_return_time):
+        early_return_requested[0] = False
+        if not set_requested:
+            return
+        try:
+            values = inputs_at(time)
+            slave.setFloat64(real_vrs, [values[n] for n in reals])
+        except Exception as e:  # an exception cannot cross the C callback
+            problems.append(f"t = {time}: {e}")
+
+    slave.instantiate(intermediateUpdate=update,
+                      requiredIntermediateVariables=real_vrs if required else None)
+    for name, value in sc.parameter_values(md).items():
+        vr = [variables[name].valueReference]
+        (slave.setInt32 if isinstance(value, int) else slave.setFloat64)(vr, [value])
+    slave.enterInitializationMode(tolerance=sc.tol, startTime=sc.start, stopTime=sc.stop)
+
+    def set_inputs(t):
+        values = inputs_at(t)
+        if reals:
+            slave.setFloat64(real_vrs, [values[n] for n in reals])
+        for n in integers:
+            slave.setInt32([variables[n].valueReference], [int(values[n])])
+
+    set_inputs(sc.start)
+    slave.exitInitializationMode()
+    steps = int(round((sc.stop - sc.start) / step))
+    reals_out = [n for n in sc.outputs if variables[n].type == "Float64"]
+    integers_out = [n for n in sc.outputs if n not in reals_out]
+    time, rows = [], []
+    for k in range(steps):
+        t = sc.start + k * step
+        set_inputs(t)
+        slave.doStep(t, step)
+        time.append(sc.start + (k + 1) * step)
+        rows.append(slave.getFloat64([variables[n].valueReference for n in reals_out]) +
+                    slave.getInt32([variables[n].valueReference for n in integers_out]))
+    slave.terminate()
+    slave.freeInstance()
+    if problems:
+        raise RuntimeError("intermediate update: " + "; ".join(problems[:3]))
+    rows = np.array(rows, dtype=float)
+    return np.array(time), {n: rows[:, i] for i, n in enumerate(reals_out + integers_out)}
 
 
 def fmi_sim_event_mode(fmu, sc, work):

@@ -5,8 +5,9 @@ Each test hands a check a deliberately broken input: NaN and infinite outputs, a
 reference, a Linux binary linked against the build machine's glibc, a DLL that needs MinGW's
 libgcc DLL, an FMU without its Windows binary, a scenario whose parameter file names the wrong
 chain model (or an unknown parameter, or a fractional Integer), Model Exchange runs (FMPy ME)
-against a perturbed reference and with the wrong chain model, and an Integer input (a gear
-shift) with a fraction or a row late, in every importer.
+against a perturbed reference and with the wrong chain model, an Integer input (a gear shift)
+with a fraction or a row late, in every importer, and an FMI 3.0 importer setting the inputs at
+the intermediate updates against one that holds them.
 """
 import os
 import shutil
@@ -20,7 +21,7 @@ import numpy as np
 import platforms
 from fmpy import read_model_description
 
-from importers import Scenario, judged, reference_of, simulate
+from importers import Scenario, fmpy_intermediate, judged, reference_of, simulate
 from validate import compare
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -225,6 +226,25 @@ class InterpolatedInputs(unittest.TestCase):
         problems, worst = compare(sc, *simulate("FMPy ME interpolated, as shipped", self.GEAR,
                                                 sc), sc.ref_interpolated)
         self.assertGreater(worst, 1e-6)
+
+
+class IntermediateUpdate(unittest.TestCase):
+    """An FMI 3.0 importer that sets the inputs at every intermediate update (FMPy's FMU3Slave,
+    `fmpy_intermediate`) follows the reference for interpolated inputs: at communication steps
+    of 50 ms (several internal steps each) it comes closer to it than the same loop holding the
+    inputs over each step."""
+    FMU = os.path.join(ROOT, "target", "fmu", "fmi3", "CrankSlider.fmu")
+
+    def test_inputs_set_at_the_updates_come_closer_than_held_ones(self):
+        sc = Scenario(os.path.join(ROOT, "reference-fmus", "CrankSlider"), "CrankSlider")
+        step = 50 * sc.step
+        # The reference at the communication points only: compare() interpolates between them.
+        k = sc.ref_interpolated["time"] / step
+        ref = sc.ref_interpolated[np.isclose(k, np.round(k))]
+        with tempfile.TemporaryDirectory() as work:
+            held = compare(sc, *fmpy_intermediate(self.FMU, sc, work, step, False), ref)[1]
+            updated = compare(sc, *fmpy_intermediate(self.FMU, sc, work, step), ref)[1]
+        self.assertLess(updated, 0.5 * held, f"set at the updates {updated}, held {held}")
 
 
 def fmu_with(work, linux_so=None, windows_dll=None):

@@ -322,7 +322,10 @@ With Event Mode and early return, <code>fmi3DoStep</code> ends at each state or 
 inside the step, before its update, with <code>eventHandlingNeeded</code>; the importer's
 <code>fmi3UpdateDiscreteStates</code> runs the same event update. The intermediate update
 callback is called at every internal step, and an early return asked for there ends the step
-at that step's end or at the requested time. Model Exchange as in FMI 2.0.</p>
+at that step's end or at the requested time. The continuous inputs and outputs are
+intermediate variables: those named in <code>requiredIntermediateVariables</code> can be read
+in the callback, and the inputs set there, which hold from that time to the end of the step.
+Model Exchange as in FMI 2.0.</p>
 {indicators}
 </body>
 </html>

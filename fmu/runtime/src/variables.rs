@@ -215,6 +215,13 @@ impl<M> Var<M> {
         matches!(self.access, Access::Real { .. })
     }
 
+    /// Whether FMI 3.0 declares it `intermediateUpdate="true"`: an importer may read it, and
+    /// set it if an input, inside the intermediate update callback.
+    pub fn is_intermediate(&self) -> bool {
+        self.is_real()
+            && model_description::fmi3_extra::intermediate_update(self.causality, self.variability)
+    }
+
     /// Whether the ModelStructure lists it among the initial unknowns (of the model whose table
     /// is `vars`): an output, calculated parameter, state or state derivative whose start value
     /// the model computes. States are the variables a derivative points at.

@@ -11,23 +11,58 @@
 //!   `fmi3EnterStepMode` handle it. Without early return the FMU cannot stop inside the step
 //!   and handles events there itself, as without Event Mode.
 //! - The intermediate update callback is called at the end of every accepted internal step
-//!   (`intermediateStepFinished`, `canReturnEarly` when early return is allowed). An early
-//!   return requested there ends the step at that internal step's end, or, for an
-//!   `earlyReturnTime` later in the step, at that time (integrated to it as to a
-//!   communication point), with `earlyReturn = true`. No variable may be read or set inside
-//!   the callback (none is declared `intermediateUpdate`); a call made from it is refused.
+//!   inside a communication step (`intermediateStepFinished`, `canReturnEarly` when early
+//!   return is allowed). An early return requested there ends the step at that internal step's
+//!   end, or, for an `earlyReturnTime` later in the step, at that time (integrated to it as to
+//!   a communication point), with `earlyReturn = true`.
+//! - Without intermediate variables required at instantiation, the callback is called from
+//!   inside the integrator: nothing changes for a step, and every call made from the callback
+//!   is refused. With some ([`super::intermediate`]), the step pauses at the end of each
+//!   accepted internal step and the C ABI calls the callback there ([`Progress::Update`]):
+//!   the instance is at that time, its outputs computed, so gets read it, and inputs set there
+//!   hold from there to the end of the step: the integration restarts from that point, as at a
+//!   communication point (the step size carries over; a BDF segment starts again at order 1).
 
+use super::intermediate::{Access, Required, Window};
 use crate::instance::Instance;
 use crate::model::Model;
-use crate::ode::segment::time_epsilon;
+use crate::ode::segment::{time_epsilon, MAX_INTERNAL_STEPS};
 use crate::ode::{Ended, Stops};
 use fmi_abi::fmi3::{Environment, IntermediateUpdate};
+use std::cell::Cell;
 
 pub struct Instance3<M: Model> {
     pub core: Instance<M>,
     pub early_return_allowed: bool,
     pub intermediate_update: Option<IntermediateUpdate>,
     pub env: Environment,
+    /// The intermediate variables required at instantiation, if any.
+    pub intermediate: Option<Required>,
+    /// Inside the intermediate update callback: what the importer may do there.
+    pub window: Option<Window>,
+}
+
+/// How far a communication step with intermediate variables got.
+#[derive(Clone, Copy)]
+pub enum Progress {
+    /// Paused at the end of an accepted internal step: the callback is due.
+    Update(Due),
+    /// Ended so.
+    Done(StepOutcome),
+}
+
+/// An intermediate update callback the C ABI is to make.
+#[derive(Clone, Copy)]
+pub struct Due {
+    pub callback: IntermediateUpdate,
+    pub env: Environment,
+    pub time: f64,
+    pub set_requested: bool,
+    pub can_return_early: bool,
+    /// The end of the communication step.
+    pub t_end: f64,
+    /// Callbacks made in this step so far.
+    pub count: usize,
 }
 
 /// What `fmi3DoStep` reports besides its status.
@@ -39,7 +74,14 @@ pub struct StepOutcome {
 }
 
 impl<M: Model> Instance3<M> {
-    pub fn do_step(&mut self, tc: f64, h: f64) -> Result<StepOutcome, String> {
+    /// A step without intermediate variables; `access` is the handle's, marked
+    /// [`Access::Sealed`] while the callback runs.
+    pub fn do_step(
+        &mut self,
+        tc: f64,
+        h: f64,
+        access: &Cell<Access>,
+    ) -> Result<StepOutcome, String> {
         let (callback, env, early) = (
             self.intermediate_update,
             self.env,
@@ -52,7 +94,9 @@ impl<M: Model> Instance3<M> {
                 return false;
             };
             let (mut wants, mut at) = (false, t);
+            access.set(Access::Sealed);
             unsafe { callback(env, t, false, false, true, early, &mut wants, &mut at) };
+            access.set(Access::Busy);
             if early && wants {
                 requested = Some(if at.is_finite() { at } else { t });
             }
@@ -71,6 +115,64 @@ impl<M: Model> Instance3<M> {
             ended = self.go_on_to(t, at, tc + h)?;
         }
         Ok(self.outcome(ended, tc + h))
+    }
+
+    /// The start of a step with intermediate variables: to the end of its first accepted
+    /// internal step, or further where it has none.
+    pub fn start_step(&mut self, tc: f64, h: f64) -> Result<Progress, String> {
+        let t_end = self.core.step_end(tc, h)?;
+        self.step_to_update(t_end, 0)
+    }
+
+    /// After the callback `due` answered (`early`: the early return it asked for): the step
+    /// ends there or at the time asked, or goes on to its next internal step's end.
+    pub fn after_update(&mut self, due: &Due, early: Option<f64>) -> Result<Progress, String> {
+        self.window = None;
+        if let Some(at) = early {
+            let ended = self.go_on_to(due.time, at, due.t_end)?;
+            return Ok(Progress::Done(self.outcome(ended, due.t_end)));
+        }
+        // A pause per internal step resets the integrator's own count of them: an input far
+        // outside what the model is made for must still end the step rather than hang it.
+        if due.count > MAX_INTERNAL_STEPS {
+            return self.core.failed(format!(
+                "t = {}: more than {MAX_INTERNAL_STEPS} internal steps in one communication step: are the inputs sensible?",
+                due.time
+            ));
+        }
+        self.step_to_update(due.t_end, due.count)
+    }
+
+    /// From the instance's time toward `t_end`, pausing at the end of the first accepted
+    /// internal step; `count`: the callbacks made in this step so far.
+    fn step_to_update(&mut self, t_end: f64, count: usize) -> Result<Progress, String> {
+        let mut pause = |_: f64| true;
+        let stops = Stops {
+            at_events: self.core.event_mode_used && self.early_return_allowed,
+            pause: Some(&mut pause),
+        };
+        let t = self.core.time;
+        let ended = self.core.step_to(t, t_end, stops)?;
+        match (ended, self.intermediate_update) {
+            (Ended::Paused(time), Some(callback)) => {
+                let set_requested = self.intermediate.as_ref().is_some_and(|r| r.inputs);
+                self.window = Some(Window {
+                    get_allowed: true,
+                    set_requested,
+                    set_made: false,
+                });
+                Ok(Progress::Update(Due {
+                    callback,
+                    env: self.env,
+                    time,
+                    set_requested,
+                    can_return_early: self.early_return_allowed,
+                    t_end,
+                    count: count + 1,
+                }))
+            }
+            (ended, _) => Ok(Progress::Done(self.outcome(ended, t_end))),
+        }
     }
 
     /// An early return asked for a time `at` later in the step than the internal step's end

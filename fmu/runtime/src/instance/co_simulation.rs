@@ -128,6 +128,14 @@ impl<M: Model> Instance<M> {
     /// instance is then at the time where it ended, which is returned.
     pub(crate) fn step_with(&mut self, tc: f64, h: f64, stops: Stops) -> Result<Ended, String> {
         let t_end = self.step_end(tc, h)?;
+        self.step_to(tc, t_end, stops)
+    }
+
+    /// The rest of a communication step already checked ([`Instance::step_with`]): from the
+    /// instance's time `tc` to `t_end`, which is passed rather than a step size so that it is
+    /// reached exactly (FMI 3.0 goes on so after an intermediate update).
+    #[inline(always)]
+    pub(crate) fn step_to(&mut self, tc: f64, t_end: f64, stops: Stops) -> Result<Ended, String> {
         if let Err(e) = self.model.check_inputs() {
             return self.failed(format!("t = {tc}: step refused: {e}"));
         }
@@ -188,7 +196,7 @@ impl<M: Model> Instance<M> {
 
     /// The end of a step from `tc` over `h`, if the step is one the instance can take.
     #[inline(always)]
-    fn step_end(&self, tc: f64, h: f64) -> Result<f64, String> {
+    pub(crate) fn step_end(&self, tc: f64, h: f64) -> Result<f64, String> {
         let t = self.time;
         let eps = 1e-9 * t.abs().max(1.0);
         if !(h.is_finite() && h > 0.0) {

@@ -3,9 +3,12 @@
 //!
 //! Every entry point checks its pointers and the call against the FMI 3.0 state machine, and
 //! runs inside `catch_unwind`: a panic becomes fmi3Fatal for that instance. A call made from
-//! inside the intermediate update callback, while `fmi3DoStep` runs, is refused.
+//! inside the intermediate update callback, while `fmi3DoStep` runs, is refused, but for the
+//! gets and sets of Intermediate Update Mode when the importer required intermediate variables
+//! ([`super::intermediate`]).
 
 use super::instance::Instance3;
+use super::intermediate::{self, Access, Required, Use};
 use crate::abi::{check_instantiation, out, slice, slice_mut, text};
 use crate::describe;
 use crate::instance::call::{self, guarded, HoldsCore, Version};
@@ -32,8 +35,6 @@ pub use fmu_state::*;
 pub use model_exchange::*;
 pub use variables::*;
 
-/// What `fmi3Instance` points at: the instance, and whether a call on it is running (the
-/// intermediate update callback runs inside `fmi3DoStep`).
 impl<M: Model> HoldsCore<M> for Instance3<M> {
     #[inline(always)]
     fn core(&mut self) -> &mut Instance<M> {
@@ -41,9 +42,39 @@ impl<M: Model> HoldsCore<M> for Instance3<M> {
     }
 }
 
+/// What `fmi3Instance` points at: the instance, and who may use it now (the intermediate
+/// update callback runs inside `fmi3DoStep`).
 struct Handle<M: Model> {
-    busy: Cell<bool>,
+    access: Cell<Access>,
+    /// The importer's logger, for refusing a call made from inside the callback while the
+    /// instance, and its own logger, are out of reach.
+    refusals: Logger,
     instance: UnsafeCell<Instance3<M>>,
+}
+
+impl<M: Model> Handle<M> {
+    /// Whether `function`, called while the handle is in `access` (not [`Access::Free`]), may
+    /// run; if not, the reason is logged where the instance allows it.
+    #[cold]
+    fn admits(&self, access: Access, function: &str) -> bool {
+        let why = match access {
+            Access::Free => return true,
+            // The instance is inside a call (its logger called back): not even logged.
+            Access::Busy => return false,
+            Access::Open if intermediate::allowed(function) => return true,
+            Access::Open => "in Intermediate Update Mode only fmi3Get{VariableType} and fmi3GetOutputDerivatives of the required intermediate variables, fmi3Set{VariableType} of the required inputs and the dependency queries are allowed",
+            Access::Sealed => "no intermediate variables were required at fmi3InstantiateCoSimulation (requiredIntermediateVariables), so the callback serves early return only (intermediateVariableGetAllowed and intermediateVariableSetRequested are false)",
+        };
+        // A call made from the logger while it reports this is refused without a word.
+        self.access.set(Access::Busy);
+        self.refusals.log(
+            ERROR,
+            Category::Error,
+            &format!("{function} called inside the intermediate update callback: refused: {why}"),
+        );
+        self.access.set(access);
+        false
+    }
 }
 
 /// Runs `f` on the instance behind `c` if `function` is allowed in its state.
@@ -56,15 +87,14 @@ unsafe fn call<M: Model>(
     let Some(handle) = (c as *const Handle<M>).as_ref() else {
         return ERROR;
     };
-    if handle.busy.get() {
-        // The instance is inside fmi3DoStep (its intermediate update callback): it cannot be
-        // touched, not even to log through it.
+    let entered = handle.access.get();
+    if entered != Access::Free && !handle.admits(entered, function) {
         return ERROR;
     }
-    handle.busy.set(true);
+    handle.access.set(Access::Busy);
     let instance = &mut *handle.instance.get();
     let status = guarded(instance, function, states, Version::Fmi3, f);
-    handle.busy.set(false);
+    handle.access.set(entered);
     status
 }
 
@@ -104,6 +134,7 @@ unsafe fn instantiate<M: Model>(
     env: Environment,
     log: Option<LogMessage>,
     co_simulation: (bool, bool, Option<IntermediateUpdate>),
+    required: (*const ValueReference, usize),
 ) -> *mut c_void {
     let result = catch_unwind(AssertUnwindSafe(|| {
         let instance_name = text(name).unwrap_or_default();
@@ -117,18 +148,49 @@ unsafe fn instantiate<M: Model>(
             return fail(&e);
         }
         let (event_mode_used, early_return_allowed, intermediate_update) = co_simulation;
+        let core = Instance::<M>::fmi3(logger, interface, event_mode_used);
+        let intermediate = match required_intermediate(&core, required, intermediate_update) {
+            Ok(intermediate) => intermediate,
+            Err(e) => {
+                core.logger
+                    .log(ERROR, Category::Error, &format!("{function}: {e}"));
+                return std::ptr::null_mut();
+            }
+        };
         let handle = Box::new(Handle {
-            busy: Cell::new(false),
+            access: Cell::new(Access::Free),
+            refusals: Logger::fmi3(log, env, &instance_name, logging_on),
             instance: UnsafeCell::new(Instance3 {
-                core: Instance::<M>::fmi3(logger, interface, event_mode_used),
+                core,
                 early_return_allowed,
                 intermediate_update,
                 env,
+                intermediate,
+                window: None,
             }),
         });
         Box::into_raw(handle) as *mut c_void
     }));
     result.unwrap_or(std::ptr::null_mut())
+}
+
+/// The intermediate variables `requiredIntermediateVariables` names (`None`: it names none),
+/// if the instance can serve them.
+unsafe fn required_intermediate<M: Model>(
+    core: &Instance<M>,
+    (vrs, n): (*const ValueReference, usize),
+    callback: Option<IntermediateUpdate>,
+) -> Result<Option<Required>, String> {
+    if n == 0 {
+        return Ok(None);
+    }
+    if callback.is_none() {
+        return Err(format!(
+            "{n} intermediate variables required, but no intermediateUpdate callback given to serve them in"
+        ));
+    }
+    let vrs = slice(vrs, n, "requiredIntermediateVariables")?;
+    Required::new(&core.vars, vrs).map(Some)
 }
 
 /// # Safety
@@ -151,6 +213,7 @@ pub unsafe fn instantiate_model_exchange<M: Model>(
         env,
         log,
         (false, false, None),
+        (std::ptr::null(), 0),
     )
 }
 
@@ -171,16 +234,6 @@ pub unsafe fn instantiate_co_simulation<M: Model>(
     log: Option<LogMessage>,
     update: Option<IntermediateUpdate>,
 ) -> *mut c_void {
-    if n_required > 0 {
-        let logger = Logger::fmi3(log, env, "", true);
-        let first = if required.is_null() { 0 } else { *required };
-        logger.log(
-            ERROR,
-            Category::Error,
-            &format!("fmi3InstantiateCoSimulation: {n_required} intermediate variables required (value reference {first} first); these FMUs declare none (no variable has intermediateUpdate=\"true\")"),
-        );
-        return std::ptr::null_mut();
-    }
     instantiate::<M>(
         "fmi3InstantiateCoSimulation",
         Interface::CoSimulation,
@@ -190,6 +243,7 @@ pub unsafe fn instantiate_co_simulation<M: Model>(
         env,
         log,
         (event_mode_used, early_return_allowed, update),
+        (required, n_required),
     )
 }
 
@@ -220,7 +274,7 @@ pub unsafe fn instantiate_scheduled_execution<M: Model>(
 /// # Safety
 /// `c` is NULL or was returned by an instantiate function of this model and not freed.
 pub unsafe fn free_instance<M: Model>(c: *mut c_void) {
-    if c.is_null() || (*(c as *const Handle<M>)).busy.get() {
+    if c.is_null() || (*(c as *const Handle<M>)).access.get() != Access::Free {
         return;
     }
     let _ = catch_unwind(|| drop(Box::from_raw(c as *mut Handle<M>)));

@@ -15,6 +15,7 @@ pub unsafe fn get_float64<M: Model>(
     call::<M>(c, "fmi3GetFloat64", allowed::GET, |inst| {
         scalars(n, n_values)?;
         let (vrs, values) = (slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?);
+        inst.intermediate_access(Use::Get, vrs)?;
         let n_vars = inst.core.vars.len();
         if vrs.iter().all(|vr| (*vr as usize) < n_vars) {
             return inst.core.get_real(vrs, values);
@@ -55,8 +56,9 @@ pub unsafe fn get_int32<M: Model>(
 ) -> Status {
     call::<M>(c, "fmi3GetInt32", allowed::GET, |inst| {
         scalars(n, n_values)?;
-        inst.core
-            .get_integer(slice(vr, n, "valueReferences")?, slice_mut(v, n, "values")?)
+        let vrs = slice(vr, n, "valueReferences")?;
+        inst.intermediate_access(Use::Get, vrs)?;
+        inst.core.get_integer(vrs, slice_mut(v, n, "values")?)
     })
 }
 
@@ -95,7 +97,10 @@ pub unsafe fn set_float64<M: Model>(
         scalars(n, n_values)?;
         let vrs = slice(vr, n, "valueReferences")?;
         check_settable(inst, vrs)?;
-        inst.core.set_real(vrs, slice(v, n, "values")?)
+        inst.intermediate_access(Use::Set, vrs)?;
+        let status = inst.core.set_real(vrs, slice(v, n, "values")?)?;
+        inst.intermediate_set_made();
+        Ok(status)
     })
 }
 
@@ -112,6 +117,7 @@ pub unsafe fn set_int32<M: Model>(
         scalars(n, n_values)?;
         let vrs = slice(vr, n, "valueReferences")?;
         check_settable(inst, vrs)?;
+        inst.intermediate_access(Use::Set, vrs)?;
         inst.core.set_integer(vrs, slice(v, n, "values")?)
     })
 }
