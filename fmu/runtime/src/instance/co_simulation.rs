@@ -126,6 +126,7 @@ impl<M: Model> Instance<M> {
     /// One communication step from `tc` over `h`, ending early where `stops` asks (FMI 3.0:
     /// at an event in Event Mode, or where the importer asked for an early return): the
     /// instance is then at the time where it ended, which is returned.
+    #[inline(always)]
     pub(crate) fn step_with(&mut self, tc: f64, h: f64, stops: Stops) -> Result<Ended, String> {
         let t_end = self.step_end(tc, h)?;
         self.step_to(tc, t_end, stops)
@@ -134,7 +135,6 @@ impl<M: Model> Instance<M> {
     /// The rest of a communication step already checked ([`Instance::step_with`]): from the
     /// instance's time `tc` to `t_end`, which is passed rather than a step size so that it is
     /// reached exactly (FMI 3.0 goes on so after an intermediate update).
-    #[inline(always)]
     pub(crate) fn step_to(&mut self, tc: f64, t_end: f64, stops: Stops) -> Result<Ended, String> {
         if let Err(e) = self.model.check_inputs() {
             return self.failed(format!("t = {tc}: step refused: {e}"));
