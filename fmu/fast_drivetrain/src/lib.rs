@@ -8,8 +8,8 @@
 mod reduction;
 
 use fmu_runtime::declare::{concat_names, Lens};
-use fmu_runtime::{export_fmu, real, Experiment, Invalid, Model, Var, Variables};
-use reduction::{GearSet, MassDistribution, Shaft};
+use fmu_runtime::{export_fmu, real, Dual, Experiment, Invalid, Model, Scalar, Var, Variables};
+use reduction::{Distribution, GearSet, MassDistribution, Reduction, Shaft};
 
 pub const MAX_SHAFTS: usize = 8;
 pub const MAX_GEARS: usize = 8;
@@ -337,6 +337,77 @@ const MASSES_X: [&str; 17] = concat_names(&[&MASSES, &HX_NAMES]);
 const MASSES_Z: [&str; 17] = concat_names(&[&MASSES, &HZ_NAMES]);
 const MASSES_XZ: [&str; 25] = concat_names(&[&MASSES_X, &HZ_NAMES]);
 
+/// What the spin's equations read, in the number type of the equations (`f64` for the
+/// simulation, [`Dual`] for its exact derivatives): the engaged gear's reduction, the mass
+/// sums, the drag, the spin momentum, the torques and the casing's rotation.
+struct Spin<S> {
+    gamma: S,
+    delta: S,
+    rho_e: S,
+    rho_eng: S,
+    alpha: S,
+    beta: S,
+    d_spin: S,
+    p: S,
+    tau_eng: S,
+    tau_ext: S,
+    omega: [S; 3],
+}
+
+/// The outputs the spin gives.
+struct Outputs<S> {
+    w_ds: S,
+    w_eng: S,
+    theta_a: S,
+    w_a: S,
+    q: S,
+    moment: [S; 3],
+    e_kin: S,
+    p_eng: S,
+    p_damping: S,
+}
+
+impl<S: Scalar> Spin<S> {
+    /// The sprocket shaft's speed relative to the casing, from p = gamma omega_y + delta w.
+    #[inline(always)]
+    fn w(&self) -> S {
+        (self.p - self.gamma * self.omega[1]) / self.delta
+    }
+
+    /// The generalized force on theta_ds at spin speed `w`.
+    #[inline(always)]
+    fn force(&self, w: S) -> S {
+        self.rho_eng * self.tau_eng + self.tau_ext - self.d_spin * w
+    }
+
+    /// The power d_spin dissipates at spin speed `w`.
+    #[inline(always)]
+    fn damping(&self, w: S) -> S {
+        self.d_spin * w * w
+    }
+
+    fn outputs(&self, theta_ds: S, theta_a_offset: f64) -> Outputs<S> {
+        let [wx, wy, wz] = self.omega;
+        let w = self.w();
+        let w_eng = self.rho_eng * w;
+        let q = self.force(w);
+        let k = self.gamma / self.delta;
+        Outputs {
+            w_ds: w,
+            w_eng,
+            theta_a: self.rho_e * theta_ds + theta_a_offset,
+            w_a: self.rho_e * w,
+            q,
+            moment: [k * self.p * wz, self.tau_ext - k * q, -k * self.p * wx],
+            e_kin: (self.alpha * (wx * wx + wz * wz) + self.beta * wy * wy) * 0.5
+                + self.gamma * wy * w
+                + self.delta * 0.5 * w * w,
+            p_eng: self.tau_eng * w_eng,
+            p_damping: self.damping(w),
+        }
+    }
+}
+
 impl FastDrivetrain {
     fn shafts(&self) -> &[Shaft] {
         &self.shaft[..self.n_shafts as usize]
@@ -358,14 +429,78 @@ impl FastDrivetrain {
         self.gear_engaged = gear;
     }
 
-    /// The sprocket shaft's speed relative to the casing, from the spin momentum.
-    fn spin(&self) -> f64 {
-        (self.p - self.set.gamma * self.omega[1]) / self.set.delta
+    /// The spin's knowns in the engaged gear.
+    #[inline(always)]
+    fn spinning(&self) -> Spin<f64> {
+        let (set, mass) = (&self.set, &self.mass);
+        Spin {
+            gamma: set.gamma,
+            delta: set.delta,
+            rho_e: set.rho_e,
+            rho_eng: set.rho_eng,
+            alpha: mass.alpha,
+            beta: mass.beta,
+            d_spin: self.d_spin,
+            p: self.p,
+            tau_eng: self.tau_eng,
+            tau_ext: self.tau_ext,
+            omega: self.omega,
+        }
     }
 
-    /// The generalized force on theta_ds at spin speed `w`.
-    fn generalized_force(&self, w: f64) -> f64 {
-        self.set.rho_eng * self.tau_eng + self.tau_ext - self.d_spin * w
+    /// The sprocket shaft's speed relative to the casing, from the spin momentum.
+    fn spin(&self) -> f64 {
+        self.spinning().w()
+    }
+
+    /// The mass distribution, the engaged gear's reduction and its engine ratio, moving as
+    /// `seed`'s fields say (in Initialization Mode the shafts' parameters and ratios are
+    /// knowns; after it they hold still).
+    fn moving(&self, seed: &Self) -> (Distribution<Dual>, Reduction<Dual>, Dual) {
+        let dual = Dual::seeded;
+        let n = self.n_shafts as usize;
+        let shafts = self.shaft[..n]
+            .iter()
+            .zip(&seed.shaft)
+            .map(|(s, d)| s.along(d));
+        let g = (self.gear_engaged - 1) as usize;
+        let rho: [Dual; MAX_SHAFTS] = std::array::from_fn(|k| dual(self.rho[g][k], seed.rho[g][k]));
+        let mass = Distribution::of(shafts.clone());
+        let set = Reduction::of(shafts, &rho[..n], mass.alpha, mass.beta);
+        (mass, set, rho[(self.i_crank - 1) as usize])
+    }
+
+    /// The outputs' and state derivatives' tangent with the spin momentum `p`; the moving
+    /// mass distribution, reduction and engine ratio.
+    fn tangent_with(
+        &self,
+        seed: &Self,
+        tangent: &mut Self,
+        p: Dual,
+    ) -> (Distribution<Dual>, Reduction<Dual>, Dual) {
+        let dual = Dual::seeded;
+        let (mass, set, rho_eng) = self.moving(seed);
+        let k = Spin {
+            gamma: set.gamma,
+            delta: set.delta,
+            rho_e: set.rho_e,
+            rho_eng,
+            alpha: mass.alpha,
+            beta: mass.beta,
+            d_spin: dual(self.d_spin, seed.d_spin),
+            p,
+            tau_eng: dual(self.tau_eng, seed.tau_eng),
+            tau_ext: dual(self.tau_ext, seed.tau_ext),
+            omega: std::array::from_fn(|i| dual(self.omega[i], seed.omega[i])),
+        };
+        let o = k.outputs(dual(self.theta_ds, seed.theta_ds), self.theta_a_offset);
+        let t = tangent;
+        (t.w_ds, t.w_eng, t.q) = (o.w_ds.eps, o.w_eng.eps, o.q.eps);
+        (t.theta_a, t.theta_b) = (o.theta_a.eps, -o.theta_a.eps);
+        (t.w_a, t.w_b) = (o.w_a.eps, -o.w_a.eps);
+        t.moment = o.moment.map(|m| m.eps);
+        (t.e_kin, t.p_eng, t.p_damping) = (o.e_kin.eps, o.p_eng.eps, o.p_damping.eps);
+        (mass, set, rho_eng)
     }
 
     // The indices name the variable in the refusal, not only the entry.
@@ -535,11 +670,12 @@ impl Model for FastDrivetrain {
     }
 
     fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let w = self.spin();
+        let k = self.spinning();
+        let w = k.w();
         let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
         dx[s.theta_ds] = w;
-        dx[s.p] = self.generalized_force(w);
-        dx[s.energy_damping] = self.d_spin * w * w;
+        dx[s.p] = k.force(w);
+        dx[s.energy_damping] = k.damping(w);
     }
 
     fn check_inputs(&self) -> Result<(), Invalid> {
@@ -601,22 +737,33 @@ impl Model for FastDrivetrain {
     }
 
     fn update_outputs(&mut self, _t: f64) {
-        let (set, [wx, wy, wz]) = (self.set, self.omega);
-        let w = self.spin();
-        self.w_ds = w;
-        self.w_eng = self.set.rho_eng * w;
-        self.theta_a = set.rho_e * self.theta_ds + self.theta_a_offset;
-        self.w_a = set.rho_e * w;
-        self.theta_b = -self.theta_a;
-        self.w_b = -self.w_a;
-        self.q = self.generalized_force(w);
-        let k = set.gamma / set.delta;
-        self.moment = [k * self.p * wz, self.tau_ext - k * self.q, -k * self.p * wx];
-        self.e_kin = 0.5 * (self.mass.alpha * (wx * wx + wz * wz) + self.mass.beta * wy * wy)
-            + set.gamma * wy * w
-            + 0.5 * set.delta * w * w;
-        self.p_eng = self.tau_eng * self.w_eng;
-        self.p_damping = self.d_spin * self.w_ds * self.w_ds;
+        let o = self.spinning().outputs(self.theta_ds, self.theta_a_offset);
+        (self.w_ds, self.w_eng, self.q) = (o.w_ds, o.w_eng, o.q);
+        (self.theta_a, self.theta_b) = (o.theta_a, -o.theta_a);
+        (self.w_a, self.w_b) = (o.w_a, -o.w_a);
+        self.moment = o.moment;
+        (self.e_kin, self.p_eng, self.p_damping) = (o.e_kin, o.p_eng, o.p_damping);
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers, in the engaged gear (a shift is an event).
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        self.tangent_with(seed, tangent, Dual::seeded(self.p, seed.p));
+    }
+
+    /// At the start the spin momentum is p = gamma omega_y + delta w_ds_start, and the mass
+    /// distribution and the engaged gear's reduction move with the shafts' parameters and
+    /// ratios.
+    fn initial_tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let (_, set, _) = self.moving(seed);
+        let dual = Dual::seeded;
+        let p = set.gamma * dual(self.omega[1], seed.omega[1])
+            + set.delta * dual(self.w_ds_start, seed.w_ds_start);
+        let (mass, set, rho_eng) = self.tangent_with(seed, tangent, p);
+        tangent.p = p.eps;
+        tangent.mass = MassDistribution::with(mass, |x| x.eps);
+        tangent.set = GearSet::with(set, rho_eng.eps, |x| x.eps);
     }
 }
 

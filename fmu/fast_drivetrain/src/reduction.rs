@@ -1,7 +1,8 @@
 //! The reduction of n parallel shafts to two coaxial counter-rotating discs (thesis ch. 1,
-//! corrected as in `documentation.html`): pure functions of the shaft set and a gear's ratios.
+//! corrected as in `documentation.html`): pure functions of the shaft set and a gear's ratios,
+//! written over [`Scalar`]: `f64` for the simulation, `Dual` for its exact derivatives.
 
-use fmu_runtime::Variables;
+use fmu_runtime::{Dual, Scalar, Variables};
 
 /// One shaft: a solid of revolution about the casing's y axis, its centre of mass at (hx, 0, hz).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -13,6 +14,42 @@ pub struct Shaft {
     pub jyy: f64,
     pub hx: f64,
     pub hz: f64,
+}
+
+/// A shaft's mass and inertias in the number type of the equations (`f64` for the simulation,
+/// `Dual` for its exact derivatives). [`Shaft`] stays a plain `f64` struct: the instance
+/// clones the model at every step, and a generic struct's clone is field by field.
+#[derive(Debug, Clone, Copy)]
+pub struct Body<S> {
+    pub m: S,
+    pub jxx: S,
+    pub jyy: S,
+    pub hx: S,
+    pub hz: S,
+}
+
+impl Shaft {
+    pub fn body(&self) -> Body<f64> {
+        Body {
+            m: self.m,
+            jxx: self.jxx,
+            jyy: self.jyy,
+            hx: self.hx,
+            hz: self.hz,
+        }
+    }
+
+    /// The shaft moving as `seed`'s fields say.
+    pub fn along(&self, seed: &Shaft) -> Body<Dual> {
+        let dual = Dual::seeded;
+        Body {
+            m: dual(self.m, seed.m),
+            jxx: dual(self.jxx, seed.jxx),
+            jyy: dual(self.jyy, seed.jyy),
+            hx: dual(self.hx, seed.hx),
+            hz: dual(self.hz, seed.hz),
+        }
+    }
 }
 
 /// What does not depend on the gear: the rigid inertia of the spinning parts and their masses.
@@ -74,36 +111,77 @@ pub struct MassDistribution {
     pub dj_xz: f64,
 }
 
-impl MassDistribution {
-    pub fn of(shafts: &[Shaft]) -> Self {
-        let alpha = shafts.iter().map(|s| s.jxx).sum();
-        let beta = shafts.iter().map(|s| s.jyy).sum();
-        let m: f64 = shafts.iter().map(|s| s.m).sum();
-        let (hx, hz) = if m > 0.0 {
+/// [`MassDistribution`] in the number type of the equations.
+#[derive(Debug, Clone, Copy)]
+pub struct Distribution<S> {
+    pub alpha: S,
+    pub beta: S,
+    pub m_disc: S,
+    pub hx: S,
+    pub hz: S,
+    pub dj_xx: S,
+    pub dj_yy: S,
+    pub dj_zz: S,
+    pub dj_xz: S,
+}
+
+/// A sum as `f64`'s `Sum` takes it (from -0.0), in any number type.
+fn sum<S: Scalar>(terms: impl Iterator<Item = S>) -> S {
+    terms.fold(S::constant(-0.0), |a, b| a + b)
+}
+
+impl<S: Scalar> Distribution<S> {
+    pub fn of(shafts: impl Iterator<Item = Body<S>> + Clone) -> Self {
+        let alpha = sum(shafts.clone().map(|s| s.jxx));
+        let beta = sum(shafts.clone().map(|s| s.jyy));
+        let m = sum(shafts.clone().map(|s| s.m));
+        let (hx, hz) = if m.value() > 0.0 {
             (
-                shafts.iter().map(|s| s.m * s.hx).sum::<f64>() / m,
-                shafts.iter().map(|s| s.m * s.hz).sum::<f64>() / m,
+                sum(shafts.clone().map(|s| s.m * s.hx)) / m,
+                sum(shafts.clone().map(|s| s.m * s.hz)) / m,
             )
         } else {
-            (0.0, 0.0)
+            (S::constant(0.0), S::constant(0.0))
         };
-        let (mut dj_xx, mut dj_zz, mut dj_xz) = (0.0, 0.0, 0.0);
+        let zero = S::constant(0.0);
+        let (mut dj_xx, mut dj_zz, mut dj_xz) = (zero, zero, zero);
         for s in shafts {
             let (dx, dz) = (s.hx - hx, s.hz - hz);
-            dj_xx += s.m * dz * dz;
-            dj_zz += s.m * dx * dx;
-            dj_xz -= s.m * dx * dz;
+            dj_xx = dj_xx + s.m * dz * dz;
+            dj_zz = dj_zz + s.m * dx * dx;
+            dj_xz = dj_xz - s.m * dx * dz;
         }
-        MassDistribution {
+        Distribution {
             alpha,
             beta,
-            m_disc: 0.5 * m,
+            m_disc: m * 0.5,
             hx,
             hz,
             dj_xx,
             dj_yy: dj_xx + dj_zz,
             dj_zz,
             dj_xz,
+        }
+    }
+}
+
+impl MassDistribution {
+    pub fn of(shafts: &[Shaft]) -> Self {
+        Self::with(Distribution::of(shafts.iter().map(Shaft::body)), |x| x)
+    }
+
+    /// The calculated parameters of `d`, each through `f` (its value, or its derivative).
+    pub fn with<S: Copy>(d: Distribution<S>, f: impl Fn(S) -> f64) -> Self {
+        MassDistribution {
+            alpha: f(d.alpha),
+            beta: f(d.beta),
+            m_disc: f(d.m_disc),
+            hx: f(d.hx),
+            hz: f(d.hz),
+            dj_xx: f(d.dj_xx),
+            dj_yy: f(d.dj_yy),
+            dj_zz: f(d.dj_zz),
+            dj_xz: f(d.dj_xz),
         }
     }
 }
@@ -185,37 +263,85 @@ pub struct GearSet {
     pub spread: f64,
 }
 
-impl GearSet {
-    /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing).
-    pub fn of(shafts: &[Shaft], rho: &[f64], mass: &MassDistribution) -> Self {
-        let (mut gamma, mut delta, mut spread) = (0.0, 0.0, 0.0);
-        for (i, (s, r)) in shafts.iter().zip(rho).enumerate() {
-            gamma += r * s.jyy;
-            delta += r * r * s.jyy;
-            for (t, q) in shafts.iter().zip(rho).take(i) {
-                spread += s.jyy * t.jyy * (r - q) * (r - q);
+/// [`GearSet`] in the number type of the equations (`rho_eng` apart: a ratio picked, not
+/// computed).
+#[derive(Debug, Clone, Copy)]
+pub struct Reduction<S> {
+    pub gamma: S,
+    pub delta: S,
+    pub spread: S,
+    pub rho_e: S,
+    pub jyy_a: S,
+    pub jyy_b: S,
+    pub lambda: S,
+    pub jxx_a: S,
+    pub jxx_b: S,
+    pub j_pitch: S,
+}
+
+impl<S: Scalar> Reduction<S> {
+    /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing); `alpha`,
+    /// `beta` the gear-independent sums of the [`Distribution`].
+    pub fn of(
+        shafts: impl Iterator<Item = Body<S>> + Clone,
+        rho: &[S],
+        alpha: S,
+        beta: S,
+    ) -> Self {
+        let zero = S::constant(0.0);
+        let (mut gamma, mut delta, mut spread) = (zero, zero, zero);
+        for (i, (s, &r)) in shafts.clone().zip(rho).enumerate() {
+            gamma = gamma + r * s.jyy;
+            delta = delta + r * r * s.jyy;
+            for (t, &q) in shafts.clone().zip(rho).take(i) {
+                spread = spread + s.jyy * t.jyy * (r - q) * (r - q);
             }
         }
-        let (alpha, beta) = (mass.alpha, mass.beta);
         let rho_e = (delta / beta).sqrt();
         // (1.57)-(1.58), corrected: Jyy_a + Jyy_b = beta, Jyy_a - Jyy_b = gamma/rho_e.
-        let lambda = if alpha > 0.0 {
-            gamma / (2.0 * alpha * rho_e)
+        let lambda = if alpha.value() > 0.0 {
+            gamma / (alpha * 2.0 * rho_e)
         } else {
-            0.0
+            zero
         };
-        GearSet {
+        let one = S::constant(1.0);
+        Reduction {
             gamma,
             delta,
             spread,
             rho_e,
-            rho_eng: 0.0,
-            jyy_a: 0.5 * (beta + gamma / rho_e),
-            jyy_b: 0.5 * (beta - gamma / rho_e),
+            jyy_a: (beta + gamma / rho_e) * 0.5,
+            jyy_b: (beta - gamma / rho_e) * 0.5,
             lambda,
-            jxx_a: 0.5 * (1.0 + lambda) * alpha,
-            jxx_b: 0.5 * (1.0 - lambda) * alpha,
+            jxx_a: (lambda + 1.0) * 0.5 * alpha,
+            jxx_b: (one - lambda) * 0.5 * alpha,
             j_pitch: spread / delta,
+        }
+    }
+}
+
+impl GearSet {
+    /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing).
+    pub fn of(shafts: &[Shaft], rho: &[f64], mass: &MassDistribution) -> Self {
+        let r = Reduction::of(shafts.iter().map(Shaft::body), rho, mass.alpha, mass.beta);
+        Self::with(r, 0.0, |x| x)
+    }
+
+    /// The set of `r` with the engine's ratio `rho_eng`, each through `f` (its value, or its
+    /// derivative).
+    pub fn with<S: Copy>(r: Reduction<S>, rho_eng: f64, f: impl Fn(S) -> f64) -> Self {
+        GearSet {
+            gamma: f(r.gamma),
+            delta: f(r.delta),
+            spread: f(r.spread),
+            rho_e: f(r.rho_e),
+            rho_eng,
+            jyy_a: f(r.jyy_a),
+            jyy_b: f(r.jyy_b),
+            lambda: f(r.lambda),
+            jxx_a: f(r.jxx_a),
+            jxx_b: f(r.jxx_b),
+            j_pitch: f(r.j_pitch),
         }
     }
 }
