@@ -660,7 +660,21 @@ pub fn fmi3_sequence(fmu3: &Fmu3, rng: &mut impl Choices, calls: usize, label: &
                 22 => {
                     let mut v = [0.0];
                     let vr = rng.below(n_vars) as u32;
-                    (api.get_output_derivatives)(c, &vr, 1, &1, v.as_mut_ptr(), 1)
+                    match rng.below(3) {
+                        0 => (api.get_output_derivatives)(c, &vr, 1, &1, v.as_mut_ptr(), 1),
+                        // Any variable by any other (some beyond the table), nSeed sometimes
+                        // not nKnowns: refused unless the mode has them as unknown and known.
+                        kind => {
+                            let known = rng.below(n_vars + 2) as u32;
+                            let n_seed = rng.below(2) as usize;
+                            let f = if kind == 1 {
+                                api.get_directional_derivative
+                            } else {
+                                api.get_adjoint_derivative
+                            };
+                            f(c, &vr, 1, &known, 1, &1.0, n_seed, v.as_mut_ptr(), 1)
+                        }
+                    }
                 }
                 _ => {
                     let on = rng.below(2) == 0;

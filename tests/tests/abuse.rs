@@ -277,6 +277,49 @@ fn null_pointers_and_wrong_lengths() {
                 ERROR,
                 "{name}"
             );
+            // Directional derivatives of an output by an input (allowed after initialization),
+            // with each array NULL in turn.
+            let (output, input) = (
+                [reals(&fmu, Causality::Output)[0].1],
+                [reals(&fmu, Causality::Input)[0].1],
+            );
+            let (seed, mut d) = ([1.0], [0.0]);
+            let derivative = |u: *const u32, k: *const u32, s: *const f64, d: *mut f64| {
+                (api.get_directional_derivative)(c, u, 1, k, 1, s, d)
+            };
+            let (u, k, sd, dd) = (
+                output.as_ptr(),
+                input.as_ptr(),
+                seed.as_ptr(),
+                d.as_mut_ptr(),
+            );
+            let provides = fmu.md.co_simulation.provides_directional_derivative;
+            let expected = if provides { OK } else { ERROR };
+            assert_eq!(
+                derivative(u, k, sd, dd),
+                expected,
+                "{name}: {}",
+                inst.log_text()
+            );
+            let nulls = [
+                ((null(), k, sd, dd), "unknowns"),
+                ((u, null(), sd, dd), "knowns"),
+                ((u, k, null(), dd), "seed"),
+                ((u, k, sd, null_mut()), "sensitivity"),
+            ];
+            for (args, what) in nulls.into_iter().filter(|_| provides) {
+                inst.clear_log();
+                assert_eq!(
+                    derivative(args.0, args.1, args.2, args.3),
+                    ERROR,
+                    "{name}: {what}"
+                );
+                assert!(
+                    inst.log_text().contains("NULL"),
+                    "{name}: {what}: {}",
+                    inst.log_text()
+                );
+            }
             // FMU states
             assert_eq!((api.get_fmu_state)(c, null_mut()), ERROR, "{name}");
             assert_eq!((api.set_fmu_state)(c, null_mut()), ERROR, "{name}");

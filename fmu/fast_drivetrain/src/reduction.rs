@@ -282,12 +282,7 @@ pub struct Reduction<S> {
 impl<S: Scalar> Reduction<S> {
     /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing); `alpha`,
     /// `beta` the gear-independent sums of the [`Distribution`].
-    pub fn of(
-        shafts: impl Iterator<Item = Body<S>> + Clone,
-        rho: &[S],
-        alpha: S,
-        beta: S,
-    ) -> Self {
+    pub fn of(shafts: impl Iterator<Item = Body<S>> + Clone, rho: &[S], alpha: S, beta: S) -> Self {
         let zero = S::constant(0.0);
         let (mut gamma, mut delta, mut spread) = (zero, zero, zero);
         for (i, (s, &r)) in shafts.clone().zip(rho).enumerate() {

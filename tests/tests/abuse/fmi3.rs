@@ -141,6 +141,10 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
         };
         let c = inst.c;
         let vr0 = [0u32];
+        let (out, inp) = (
+            [reals(&fmu2, Causality::Output)[0].1],
+            [reals(&fmu2, Causality::Input)[0].1],
+        );
         let mut v = [0.0; 2];
         let (mut a, mut b, mut d, mut t) = (false, false, false, 0.0);
         let mut st = null_mut();
@@ -206,6 +210,90 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
                         1,
                     ),
                     "GetDirectionalDerivative",
+                ),
+                (
+                    (api.get_directional_derivative)(
+                        c,
+                        out.as_ptr(),
+                        1,
+                        inp.as_ptr(),
+                        1,
+                        null(),
+                        1,
+                        v.as_mut_ptr(),
+                        1,
+                    ),
+                    "GetDirectionalDerivative with a NULL seed",
+                ),
+                (
+                    (api.get_directional_derivative)(
+                        c,
+                        out.as_ptr(),
+                        1,
+                        inp.as_ptr(),
+                        1,
+                        [1.0].as_ptr(),
+                        1,
+                        null_mut(),
+                        1,
+                    ),
+                    "GetDirectionalDerivative into NULL",
+                ),
+                (
+                    (api.get_directional_derivative)(
+                        c,
+                        out.as_ptr(),
+                        1,
+                        inp.as_ptr(),
+                        1,
+                        [1.0; 2].as_ptr(),
+                        2,
+                        v.as_mut_ptr(),
+                        1,
+                    ),
+                    "GetDirectionalDerivative with nSeed != nKnowns",
+                ),
+                (
+                    (api.get_adjoint_derivative)(
+                        c,
+                        null(),
+                        1,
+                        inp.as_ptr(),
+                        1,
+                        [1.0].as_ptr(),
+                        1,
+                        v.as_mut_ptr(),
+                        1,
+                    ),
+                    "GetAdjointDerivative with NULL unknowns",
+                ),
+                (
+                    (api.get_adjoint_derivative)(
+                        c,
+                        out.as_ptr(),
+                        1,
+                        inp.as_ptr(),
+                        1,
+                        [1.0].as_ptr(),
+                        1,
+                        v.as_mut_ptr(),
+                        2,
+                    ),
+                    "GetAdjointDerivative with nSensitivity != nKnowns",
+                ),
+                (
+                    (api.get_adjoint_derivative)(
+                        c,
+                        inp.as_ptr(),
+                        1,
+                        out.as_ptr(),
+                        1,
+                        [1.0].as_ptr(),
+                        1,
+                        v.as_mut_ptr(),
+                        1,
+                    ),
+                    "GetAdjointDerivative of an input by an output",
                 ),
                 ((api.get_clock)(c, vr0.as_ptr(), 1, &mut a), "GetClock"),
                 ((api.enter_configuration_mode)(c), "EnterConfigurationMode"),
