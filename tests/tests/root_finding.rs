@@ -19,10 +19,11 @@
 //! 300 rad/s), where one ulp of its angle exceeds a fixed band around its dead centres.
 
 use fmu_harness::fmi3::{Fmu3, Instance3};
+use fmu_harness::importer::real_outputs;
 use fmu_harness::ode::dormand_prince;
 use fmu_harness::scenario::{scenarios, Scenario};
 use fmu_harness::{Fmu, Instance, OK};
-use model_description::{Causality, VariableType};
+use model_description::VariableType;
 use std::path::PathBuf;
 
 /// Tolerance of the importer's Dormand-Prince 5(4) and of the Co-Simulation run.
@@ -144,15 +145,6 @@ impl Ramps {
             tol: RTOL,
         }
     }
-}
-
-fn real_outputs(fmu: &Fmu) -> Vec<String> {
-    fmu.md
-        .model_variables
-        .iter()
-        .filter(|v| v.causality == Causality::Output && matches!(v.kind, VariableType::Real { .. }))
-        .map(|v| v.name.clone())
-        .collect()
 }
 
 /// A run's outputs at every communication point, its event times, and what went wrong on the

@@ -268,6 +268,26 @@ impl Transmission {
         }
     }
 
+    /// The torques in dual numbers, moving as the seeds say, at the speeds and ratio `(w_b,
+    /// w_f, r)` (each with its seed); writes the compliance's tangent. The compliance angle
+    /// moves with its own seed after Initialization Mode and, in it, with phi_start =
+    /// -tau_B_start/k_p: only one of the two seeds is ever nonzero (parameters are knowns only
+    /// in Initialization Mode, the state only after it).
+    pub fn tangent(
+        &self,
+        seed: &Transmission,
+        (compliance, compliance_seed): (&Compliance, &Compliance),
+        tangent: &mut Compliance,
+        [w_b, w_f, r]: [Dual; 3],
+    ) -> Torques<Dual> {
+        let c = self.along(seed);
+        let phi = Dual::seeded(compliance.phi, compliance_seed.phi + c.phi_start().eps);
+        let q = self.torques_in(c, phi, w_b, w_f, r);
+        (tangent.phi, tangent.phi_dot) = (phi.eps, q.phi_dot.eps);
+        tangent.power_loss = q.power_loss.eps;
+        q
+    }
+
     pub fn check(&self) -> Result<(), Invalid> {
         for (name, x) in [("k_p", self.k_p), ("k_v", self.k_v)] {
             if !(x.is_finite() && x > 0.0) {

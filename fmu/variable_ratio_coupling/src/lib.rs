@@ -104,25 +104,17 @@ impl Model for VariableRatioCoupling {
 
     const PROVIDES_DERIVATIVES: bool = true;
 
-    /// The same equations in dual numbers. The compliance angle moves with its own seed after
-    /// Initialization Mode and, in it, with phi_start = -tau_B_start/k_p (only one of the two
-    /// seeds is ever nonzero: parameters are knowns only in Initialization Mode, the state
-    /// only after it).
+    /// The same equations in dual numbers (`Transmission::tangent`).
     fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
-        let c = self.params.along(&seed.params);
-        let dual = Dual::seeded;
-        let phi = dual(self.compliance.phi, seed.compliance.phi + c.phi_start().eps);
-        let q = self.params.torques_in(
-            c,
-            phi,
-            dual(self.w_b, seed.w_b),
-            dual(self.w_f, seed.w_f),
-            dual(self.r, seed.r),
+        let speeds = [(self.w_b, seed.w_b), (self.w_f, seed.w_f), (self.r, seed.r)];
+        let q = self.params.tangent(
+            &seed.params,
+            (&self.compliance, &seed.compliance),
+            &mut tangent.compliance,
+            speeds.map(|(x, d)| Dual::seeded(x, d)),
         );
         (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
         tangent.tau_support = -(q.tau_b + q.tau_f).eps;
-        let t = &mut tangent.compliance;
-        (t.phi, t.phi_dot, t.power_loss) = (phi.eps, q.phi_dot.eps, q.power_loss.eps);
     }
 }
 

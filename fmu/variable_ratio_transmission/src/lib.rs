@@ -174,20 +174,16 @@ impl Model for VariableRatioTransmission {
 
     const PROVIDES_DERIVATIVES: bool = true;
 
-    /// The same equations in dual numbers. The compliance angle moves with its own seed after
-    /// Initialization Mode and, in it, with phi_start = -tau_B_start/k_p (only one of the two
-    /// seeds is ever nonzero); the speeds' seeds hold their start values' in Initialization
-    /// Mode.
+    /// The same equations in dual numbers (`Transmission::tangent`), with each shaft's
+    /// acceleration.
     fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
-        let c = self.params.along(&seed.params);
         let dual = Dual::seeded;
-        let phi = dual(self.compliance.phi, seed.compliance.phi + c.phi_start().eps);
-        let q = self.params.torques_in(
-            c,
-            phi,
-            dual(self.w_b, seed.w_b),
-            dual(self.w_f, seed.w_f),
-            dual(self.r, seed.r),
+        let speeds = [(self.w_b, seed.w_b), (self.w_f, seed.w_f), (self.r, seed.r)];
+        let q = self.params.tangent(
+            &seed.params,
+            (&self.compliance, &seed.compliance),
+            &mut tangent.compliance,
+            speeds.map(|(x, d)| dual(x, d)),
         );
         let (j_b, j_f) = (dual(self.j_b, seed.j_b), dual(self.j_f, seed.j_f));
         let a_b = (dual(self.tau_b_ext, seed.tau_b_ext) - q.tau_b) / j_b;
@@ -195,8 +191,6 @@ impl Model for VariableRatioTransmission {
         (tangent.a_b, tangent.a_f) = (a_b.eps, a_f.eps);
         (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
         tangent.tau_support = -(q.tau_b + q.tau_f).eps;
-        let t = &mut tangent.compliance;
-        (t.phi, t.phi_dot, t.power_loss) = (phi.eps, q.phi_dot.eps, q.power_loss.eps);
     }
 }
 
