@@ -16,8 +16,7 @@
 //! their first two derivatives are computed in closed form here (the thesis's printed lengths
 //! lack the arm's contribution, see the documentation).
 
-use fmu_runtime::math::{acos, atan2, sin_cos};
-use fmu_runtime::Variables;
+use fmu_runtime::{Dual, Scalar, Variables};
 
 /// What does not change during a run: where the pivot, the sprockets and the swing arm's centre
 /// of mass are. The start values are Table 2.2 of the thesis.
@@ -64,25 +63,39 @@ pub struct Layout {
     pub ds_z: f64,
 }
 
+/// The layout's lengths in the number type of the equations: `f64` for the simulation,
+/// [`Dual`] for its exact derivatives.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<S> {
+    pub l_sa: S,
+    pub d_sa: S,
+    pub r_ds: S,
+    pub r_ws: S,
+    pub ds_x: S,
+    pub ds_z: S,
+}
+
 /// The geometric parts of the run lengths at one swing-arm angle, with their first and second
 /// derivatives with respect to it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Runs {
+pub struct Runs<S = f64> {
     /// Distance between the sprocket centres.
-    pub d: f64,
+    pub d: S,
     /// Free length of each run, `sqrt(d^2 - dr^2)`.
-    pub span: f64,
+    pub span: S,
     /// Direction of the line of centres, wheel to sprocket, counter-clockwise from x (math sense).
-    pub phi: f64,
-    pub alpha: f64,
-    pub g_u: [f64; 3],
-    pub g_l: [f64; 3],
+    pub phi: S,
+    pub alpha: S,
+    pub g_u: [S; 3],
+    pub g_l: [S; 3],
 }
 
-impl Layout {
+// Inlined like the half-bike's equations, so that the frame is read in place.
+impl<S: Scalar> Frame<S> {
     /// `c = P - W` and its first two derivatives with respect to `th_sa`.
-    fn centres(&self, th_sa: f64) -> [[f64; 2]; 3] {
-        let (s, c) = sin_cos(th_sa);
+    #[inline(always)]
+    fn centres(&self, th_sa: S) -> [[S; 2]; 3] {
+        let (s, c) = th_sa.sin_cos();
         let l = self.l_sa;
         [
             [self.ds_x + l * c, self.ds_z - l * s],
@@ -91,23 +104,11 @@ impl Layout {
         ]
     }
 
-    /// The sprockets' clearance at `th_sa`: the distance between their centres less
-    /// `r_ds + r_ws`. The chain can wrap only while it is positive (the sprockets do not
-    /// overlap); the open-belt formulas themselves hold down to `d = |r_ws - r_ds|`.
-    pub fn clearance(&self, th_sa: f64) -> f64 {
-        let [c, _, _] = self.centres(th_sa);
-        (c[0] * c[0] + c[1] * c[1]).sqrt() - (self.r_ds + self.r_ws)
-    }
-
-    /// Whether the chain can wrap at `th_sa`.
-    pub fn wraps(&self, th_sa: f64) -> bool {
-        self.clearance(th_sa) > 0.0
-    }
-
-    pub fn runs(&self, th_sa: f64) -> Runs {
+    #[inline(always)]
+    pub fn runs(&self, th_sa: S) -> Runs<S> {
         let [c, c1, c2] = self.centres(th_sa);
-        let dot = |a: [f64; 2], b: [f64; 2]| a[0] * b[0] + a[1] * b[1];
-        let cross = |a: [f64; 2], b: [f64; 2]| a[0] * b[1] - a[1] * b[0];
+        let dot = |a: [S; 2], b: [S; 2]| a[0] * b[0] + a[1] * b[1];
+        let cross = |a: [S; 2], b: [S; 2]| a[0] * b[1] - a[1] * b[0];
         let dr = self.r_ws - self.r_ds;
         let d2 = dot(c, c);
         let d = d2.sqrt();
@@ -116,11 +117,11 @@ impl Layout {
         let span = (d2 - dr * dr).sqrt();
         let span1 = d * d1 / span;
         let span2 = (d1 * d1 + d * dd - span1 * span1) / span;
-        let phi = atan2(c[1], c[0]);
+        let phi = c[1].atan2(c[0]);
         let phi1 = cross(c, c1) / d2;
-        let phi2 = cross(c, c2) / d2 - 2.0 * cross(c, c1) * dot(c, c1) / (d2 * d2);
+        let phi2 = cross(c, c2) / d2 - cross(c, c1) * 2.0 * dot(c, c1) / (d2 * d2);
         // alpha = acos(dr/d): sin(alpha) = span/d, so alpha' = dr d' / (d span).
-        let alpha = acos(dr / d);
+        let alpha = (dr / d).acos();
         let q = d * span;
         let alpha1 = dr * d1 / q;
         let alpha2 = dr * (dd * q - d1 * (d1 * span + d * span1)) / (q * q);
@@ -140,6 +141,50 @@ impl Layout {
                 span2 + dr * (phi2 - alpha2),
             ],
         }
+    }
+}
+
+impl Layout {
+    #[inline(always)]
+    pub fn frame(&self) -> Frame<f64> {
+        Frame {
+            l_sa: self.l_sa,
+            d_sa: self.d_sa,
+            r_ds: self.r_ds,
+            r_ws: self.r_ws,
+            ds_x: self.ds_x,
+            ds_z: self.ds_z,
+        }
+    }
+
+    /// The frame moving as `seed`'s fields say.
+    pub fn along(&self, seed: &Layout) -> Frame<Dual> {
+        let dual = Dual::seeded;
+        Frame {
+            l_sa: dual(self.l_sa, seed.l_sa),
+            d_sa: dual(self.d_sa, seed.d_sa),
+            r_ds: dual(self.r_ds, seed.r_ds),
+            r_ws: dual(self.r_ws, seed.r_ws),
+            ds_x: dual(self.ds_x, seed.ds_x),
+            ds_z: dual(self.ds_z, seed.ds_z),
+        }
+    }
+
+    /// The sprockets' clearance at `th_sa`: the distance between their centres less
+    /// `r_ds + r_ws`. The chain can wrap only while it is positive (the sprockets do not
+    /// overlap); the open-belt formulas themselves hold down to `d = |r_ws - r_ds|`.
+    pub fn clearance(&self, th_sa: f64) -> f64 {
+        let [c, _, _] = self.frame().centres(th_sa);
+        (c[0] * c[0] + c[1] * c[1]).sqrt() - (self.r_ds + self.r_ws)
+    }
+
+    /// Whether the chain can wrap at `th_sa`.
+    pub fn wraps(&self, th_sa: f64) -> bool {
+        self.clearance(th_sa) > 0.0
+    }
+
+    pub fn runs(&self, th_sa: f64) -> Runs {
+        self.frame().runs(th_sa)
     }
 }
 

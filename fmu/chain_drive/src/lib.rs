@@ -9,10 +9,10 @@ pub mod geometry;
 mod half_bike;
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::math::sin;
 use fmu_runtime::{
-    export_fmu, Experiment, Indicators, Invalid, Model, Side, Variables, HYSTERESIS,
+    export_fmu, Dual, Experiment, Indicators, Invalid, Model, Scalar, Side, Variables, HYSTERESIS,
 };
+use half_bike::{ArmLoad, Bike, Inputs, Motion, Rest};
 pub use half_bike::{HalfBike, BOTH, FREE, LOWER, UPPER};
 
 pub const FULL: i32 = 1;
@@ -193,16 +193,16 @@ pub struct ChainDrive {
 }
 
 impl ChainDrive {
-    fn inputs(&self) -> half_bike::Inputs {
-        half_bike::Inputs {
+    fn inputs(&self) -> Inputs {
+        Inputs {
             tau_eng: self.tau_eng,
             tau_load: self.tau_load,
             c_brake: self.c_brake,
         }
     }
 
-    fn lengths(&self) -> half_bike::Rest {
-        half_bike::Rest {
+    fn lengths(&self) -> Rest {
+        Rest {
             l_u0: self.l_u0,
             l_l0: self.l_l0,
         }
@@ -226,13 +226,64 @@ impl ChainDrive {
     }
 
     /// The motion at this instant under the selected chain model.
-    fn motion(&self) -> half_bike::Motion {
-        let (b, u, rest) = (&self.bike, self.inputs(), self.lengths());
+    fn motion(&self) -> Motion {
+        let (b, u, rest) = (self.bike.bike(), self.inputs(), self.lengths());
+        let arm = |b: &Bike<f64>, load: &ArmLoad| b.qss_arm(load, self.q[1]);
+        self.motion_of(&b, (self.q, self.w), u, rest, arm)
+    }
+
+    /// The motion under the selected chain model, in the number type of the equations; `arm`
+    /// gives the QSS swing-arm angle that balances its load.
+    #[inline(always)]
+    fn motion_of<S: Scalar>(
+        &self,
+        b: &Bike<S>,
+        (q, w): ([S; 3], [S; 3]),
+        u: Inputs<S>,
+        rest: Rest<S>,
+        arm: impl FnOnce(&Bike<S>, &ArmLoad<S>) -> S,
+    ) -> Motion<S> {
         match self.chain_model {
-            QSS => b.qss(self.q, self.w, u, rest, self.mode),
-            INEXTENSIBLE => b.inextensible(self.q, self.w, u, rest, self.mode),
-            _ => b.full(self.q, self.w, u, rest, self.mode),
+            QSS => b.qss(q, w, u, rest, self.mode, arm),
+            INEXTENSIBLE => b.inextensible(q, w, u, rest, self.mode),
+            _ => b.full(q, w, u, rest, self.mode),
         }
+    }
+
+    /// The outputs' and state derivatives' tangent with the parameters `b`, the states `q`,
+    /// `w` and the rest lengths `rest` moving as they do; the inputs move with their seeds.
+    fn tangent_with(
+        &self,
+        seed: &Self,
+        tangent: &mut Self,
+        b: &Bike<Dual>,
+        (q, w): ([Dual; 3], [Dual; 3]),
+        rest: Rest<Dual>,
+    ) {
+        let dual = Dual::seeded;
+        let u = Inputs {
+            tau_eng: dual(self.tau_eng, seed.tau_eng),
+            tau_load: dual(self.tau_load, seed.tau_load),
+            c_brake: dual(self.c_brake, seed.c_brake),
+        };
+        let values = self.bike.bike();
+        let arm = |b: &Bike<Dual>, load: &ArmLoad<Dual>| {
+            b.arm_moving(values.qss_arm(&load.value(), q[1].re), load)
+        };
+        let m = self.motion_of(b, (q, w), u, rest, arm);
+        let o = b.outputs(&m, b.g_sa());
+        let eps = |v: [Dual; 3]| v.map(|x| x.eps);
+        let t = tangent;
+        (t.q, t.w, t.a) = (eps(m.q), eps(m.speeds), eps(m.dw));
+        (t.t_u, t.t_l, t.e_u, t.e_l) = (m.t_u.eps, m.t_l.eps, m.e_u.eps, m.e_l.eps);
+        (t.energy_chain, t.power_dissipated) = (m.energy_chain.eps, m.power_dissipated.eps);
+        (t.theta_wheel, t.w_wheel) = (o.theta_wheel.eps, o.w_wheel.eps);
+        t.tau_chain_ds = o.tau_chain_ds.eps;
+        t.tau_chain_rw = o.tau_chain_rw.eps;
+        t.tau_chain_sa = o.tau_chain_sa.eps;
+        t.energy_kinetic = o.energy_kinetic.eps;
+        t.energy_gravity = o.energy_gravity.eps;
+        t.energy_suspension = o.energy_suspension.eps;
     }
 }
 
@@ -317,7 +368,7 @@ impl Model for ChainDrive {
     const EVENT_INDICATORS: usize = 3;
 
     fn stiff(&self) -> bool {
-        self.chain_model == FULL && self.bike.chain_rate(self.q[1]) > STIFF_RATE
+        self.chain_model == FULL && self.bike.bike().chain_rate(self.q[1]) > STIFF_RATE
     }
 
     fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
@@ -340,15 +391,12 @@ impl Model for ChainDrive {
         if !self.bike.layout.wraps(th) {
             return Err(self.overlap("theta_sa_start", th));
         }
-        let b = &self.bike;
+        let b = self.bike.bike();
         self.i_sa = b.i_sa();
         self.g_sa = b.g_sa();
-        let rho = b.layout.r_ws / b.layout.r_ds;
-        self.q = [0.0, th, 0.0];
-        self.w = [rho * self.w_rw_start, 0.0, self.w_rw_start];
-        // The upper run just taut, the slack all in the lower run.
-        let (l_u, l_l) = b.lengths(self.q);
-        (self.l_u0, self.l_l0) = (l_u, l_l + b.slack);
+        let start = b.start(th, self.w_rw_start);
+        (self.q, self.w) = (start.q, start.w);
+        (self.l_u0, self.l_l0) = (start.rest.l_u0, start.rest.l_l0);
         self.energy_dissipated = 0.0;
         self.energy_impact = 0.0;
         self.impact_count = 0;
@@ -356,9 +404,6 @@ impl Model for ChainDrive {
             FULL => FREE,
             _ => UPPER,
         };
-        if self.chain_model == QSS {
-            self.w[0] = rho * self.w[2];
-        }
         Ok(())
     }
 
@@ -409,7 +454,9 @@ impl Model for ChainDrive {
             }
             _ => (
                 self.q[1],
-                self.bike.full_indicators(self.q, self.w, self.lengths()),
+                self.bike
+                    .bike()
+                    .full_indicators(self.q, self.w, self.lengths()),
             ),
         };
         let layout = &self.bike.layout;
@@ -432,7 +479,7 @@ impl Model for ChainDrive {
         if !self.bike.layout.wraps(th) {
             return Err(self.overlap("theta_sa", th));
         }
-        let (b, u, rest) = (self.bike, self.inputs(), self.lengths());
+        let (b, u, rest) = (self.bike.bike(), self.inputs(), self.lengths());
         let change = match self.chain_model {
             QSS => b.qss_switch(self.q, self.w, u, self.mode),
             INEXTENSIBLE => b.inextensible_switch(self.q, self.w, u, rest, self.mode)?,
@@ -507,24 +554,57 @@ impl Model for ChainDrive {
         let m = self.motion();
         // The QSS model's swing arm and sprocket, and a taut inextensible chain's sprocket, are
         // algebraic: their values follow from the states and inputs, and never feed back.
+        let o = self.bike.bike().outputs(&m, self.g_sa);
         self.q = m.q;
         self.w = m.speeds;
         self.a = m.dw;
-        self.theta_wheel = self.q[1] + self.q[2];
-        self.w_wheel = self.w[1] + self.w[2];
+        (self.theta_wheel, self.w_wheel) = (o.theta_wheel, o.w_wheel);
         (self.t_u, self.t_l, self.e_u, self.e_l) = (m.t_u, m.t_l, m.e_u, m.e_l);
-        let b = &self.bike;
-        let (r_ds, r_ws) = (b.layout.r_ds, b.layout.r_ws);
-        self.tau_chain_ds = r_ds * (m.t_l - m.t_u);
-        self.tau_chain_rw = r_ws * (m.t_u - m.t_l);
-        let runs = b.layout.runs(self.q[1]);
-        self.tau_chain_sa = -m.t_u * (runs.g_u[1] - r_ws) - m.t_l * (runs.g_l[1] + r_ws);
-        self.energy_kinetic = b.kinetic(self.w);
-        let dth = self.q[1] - b.theta_sa_ref;
-        self.energy_gravity = self.g_sa * (sin(self.q[1]) - sin(b.theta_sa_ref));
-        self.energy_suspension = -b.tau_preload * dth + 0.5 * b.k_susp * dth * dth;
+        self.tau_chain_ds = o.tau_chain_ds;
+        self.tau_chain_rw = o.tau_chain_rw;
+        self.tau_chain_sa = o.tau_chain_sa;
+        self.energy_kinetic = o.energy_kinetic;
+        self.energy_gravity = o.energy_gravity;
+        self.energy_suspension = o.energy_suspension;
         self.energy_chain = m.energy_chain;
         self.power_dissipated = m.power_dissipated;
+    }
+
+    const PROVIDES_DERIVATIVES: bool = true;
+
+    /// The same equations in dual numbers, in the chain mode the drive is in: the states and
+    /// inputs move with their seeds; the QSS swing-arm angle by the implicit function theorem
+    /// (`Bike::arm_moving`).
+    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let dual = Dual::seeded;
+        let q = [0, 1, 2].map(|i| dual(self.q[i], seed.q[i]));
+        let w = [0, 1, 2].map(|i| dual(self.w[i], seed.w[i]));
+        let rest = Rest {
+            l_u0: dual(self.l_u0, seed.l_u0),
+            l_l0: dual(self.l_l0, seed.l_l0),
+        };
+        let b = self.bike.along(&seed.bike);
+        self.tangent_with(seed, tangent, &b, (q, w), rest);
+    }
+
+    /// At the start the states and the rest lengths follow from the parameters
+    /// (`Bike::start`), and so do the calculated parameters.
+    fn initial_tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
+        let dual = Dual::seeded;
+        let b = self.bike.along(&seed.bike);
+        let th = dual(self.theta_sa_start, seed.theta_sa_start);
+        let start = b.start(th, dual(self.w_rw_start, seed.w_rw_start));
+        self.tangent_with(seed, tangent, &b, (start.q, start.w), start.rest);
+        (tangent.i_sa, tangent.g_sa) = (b.i_sa().eps, b.g_sa().eps);
+        (tangent.l_u0, tangent.l_l0) = (start.rest.l_u0.eps, start.rest.l_l0.eps);
+        if self.chain_model == FULL {
+            // The full chain starts untensioned whatever the parameters: the upper run just
+            // taut (L_upper_0 is its length) and at rest relative to its sprockets (w_ds =
+            // rho w_rw). Its tension's tangent is 0, not the rounding of the run rate's
+            // cancelling terms, and so are the chain torques'.
+            let t = tangent;
+            (t.t_u, t.tau_chain_ds, t.tau_chain_rw, t.tau_chain_sa) = (0.0, 0.0, 0.0, 0.0);
+        }
     }
 }
 
