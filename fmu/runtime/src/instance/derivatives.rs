@@ -22,9 +22,8 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        self.derivative_request(unknowns, knowns)?;
-        self.refresh()?;
-        let moved = self.tangent_along(knowns, seed);
+        let zero = self.zero_seed(unknowns, knowns)?;
+        let moved = self.tangent_along(&zero, knowns, seed);
         for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
             *s = real(&self.vars[*u as usize], &moved);
         }
@@ -39,10 +38,9 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        self.derivative_request(unknowns, knowns)?;
-        self.refresh()?;
+        let zero = self.zero_seed(unknowns, knowns)?;
         for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
-            let column = self.tangent_along(&[*k], &[1.0]);
+            let column = self.tangent_along(&zero, &[*k], &[1.0]);
             *s = unknowns
                 .iter()
                 .zip(seed)
@@ -52,32 +50,40 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
-    /// The model moved along `seed` on `knowns`.
-    fn tangent_along(&self, knowns: &[u32], seed: &[f64]) -> M {
-        let mut d = self.model.clone();
+    /// After checking the request and bringing the values up to date: the model with every
+    /// Real variable 0, which each direction's seed starts from.
+    fn zero_seed(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<M, String> {
+        self.derivative_request(unknowns, knowns)?;
+        self.refresh()?;
+        let mut zero = self.model.clone();
         for v in &self.vars {
             if let Access::Real { set, .. } = v.access {
-                set(&mut d, 0.0);
+                set(&mut zero, 0.0);
             }
         }
+        Ok(zero)
+    }
+
+    /// The model moved along `seed` on `knowns`, from [`Instance::zero_seed`]'s model.
+    fn tangent_along(&self, zero: &M, knowns: &[u32], seed: &[f64]) -> M {
+        let mut d = zero.clone();
         for (k, s) in knowns.iter().zip(seed) {
             if let Access::Real { get, set } = self.vars[*k as usize].access {
                 let sum = get(&d) + s;
                 set(&mut d, sum);
             }
         }
-        let initializing = self.state == FmiState::InitializationMode;
-        if initializing {
+        if self.state == FmiState::InitializationMode {
             // The states that take a start parameter's value move with it.
             d.start_states();
-        }
-        let mut t = d.clone();
-        if initializing {
+            let mut t = d.clone();
             self.model.initial_tangent(self.time, &d, &mut t);
+            t
         } else {
+            let mut t = d.clone();
             self.model.tangent(self.time, &d, &mut t);
+            t
         }
-        t
     }
 
     /// Whether these unknowns and knowns may be asked for now; the reason names the variable.
