@@ -310,10 +310,12 @@ const LIB_RS: &str = r#"//! {Name}: an inertia J on a bearing with viscous frict
 //! `J dw/dt = tau - d w`. A placeholder written by `cargo xtask new`: replace the equations,
 //! the declarations and `documentation.html` with the component's.
 
-use fmu_runtime::{export_fmu, Experiment, Invalid, Model, Variables};
+use fmu_runtime::{export_fmu, Equations, Experiment, Invalid, Jet, Model, Scalar, Variables};
 
+/// Written once over the number type `S`: as f64 the simulation, over jets its exact
+/// derivatives.
 #[derive(Debug, Clone, Variables)]
-pub struct {Name} {
+pub struct {Name}<S = f64> {
     #[parameter(
         name = "J",
         start = 0.5,
@@ -321,27 +323,33 @@ pub struct {Name} {
         min = 0.0,
         describe = "Inertia (> 0)"
     )]
-    j: f64,
+    j: S,
     #[parameter(
         start = 0.1,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction of the bearing (>= 0)"
     )]
-    d: f64,
+    d: S,
     #[parameter(unit = "rad/s", describe = "Initial speed")]
-    w_start: f64,
+    w_start: S,
     #[input(unit = "N.m", describe = "Torque on the inertia")]
-    tau: f64,
+    tau: S,
     #[output(unit = "rad/s", depends_on = ["w"], state, from = w_start, derivative = "a", describe = "Speed (state)")]
-    w: f64,
+    w: S,
     #[output(unit = "rad/s2", depends_on = ["w", "tau"], describe = "Acceleration, (tau - d w)/J")]
-    a: f64,
+    a: S,
 }
 
-impl {Name} {
-    fn acceleration(&self) -> f64 {
+impl<S: Scalar> {Name}<S> {
+    fn acceleration(&self) -> S {
         (self.tau - self.d * self.w) / self.j
+    }
+}
+
+impl<S: Scalar> Equations for {Name}<S> {
+    fn outputs(&mut self, _t: f64) {
+        self.a = self.acceleration();
     }
 }
 
@@ -400,6 +408,17 @@ fn a_constant_torque_gives_the_closed_form_speed() -> Result<(), String> {
     let exact = tau / d * (1.0 - (-d * run.time() / j).exp());
     let w = run.get("w")?;
     assert!((w - exact).abs() < 1e-9, "w = {w}, exactly {exact}");
+    Ok(())
+}
+
+/// The exact Jacobian (the same equations over jets) against differences of the equations.
+#[test]
+fn the_exact_jacobian_agrees_with_differences() -> Result<(), String> {
+    let mut run = Run::<{Name}>::co_simulation(&[("J", 0.5), ("d", 0.1)])?;
+    run.set("tau", 1.0)?;
+    run.step(1e-3)?;
+    let disagreements = run.jacobian_disagreements(1e-8)?;
+    assert!(disagreements.is_empty(), "{disagreements:?}");
     Ok(())
 }
 "#;

@@ -360,6 +360,28 @@ const INITIAL_CHAIN_ENERGY: [&str; 12] = concat_names(&[INITIAL_WHEEL_TORQUES, &
 const INITIAL_LENGTH: [&str; 6] = ["l_sa", "r_ds", "r_ws", "ds_x", "ds_z", "theta_sa_start"];
 const INITIAL_SLACK_LENGTH: [&str; 7] = concat_names(&[&INITIAL_LENGTH, &["slack"]]);
 
+impl fmu_runtime::Equations for ChainDrive {
+    fn outputs(&mut self, _t: f64) {
+        let m = self.motion();
+        // The QSS model's swing arm and sprocket, and a taut inextensible chain's sprocket, are
+        // algebraic: their values follow from the states and inputs, and never feed back.
+        let o = self.bike.bike().outputs(&m, self.g_sa);
+        self.q = m.q;
+        self.w = m.speeds;
+        self.a = m.dw;
+        (self.theta_wheel, self.w_wheel) = (o.theta_wheel, o.w_wheel);
+        (self.t_u, self.t_l, self.e_u, self.e_l) = (m.t_u, m.t_l, m.e_u, m.e_l);
+        self.tau_chain_ds = o.tau_chain_ds;
+        self.tau_chain_rw = o.tau_chain_rw;
+        self.tau_chain_sa = o.tau_chain_sa;
+        self.energy_kinetic = o.energy_kinetic;
+        self.energy_gravity = o.energy_gravity;
+        self.energy_suspension = o.energy_suspension;
+        self.energy_chain = m.energy_chain;
+        self.power_dissipated = m.power_dissipated;
+    }
+}
+
 impl Model for ChainDrive {
     const NAME: &'static str = "ChainDrive";
     const DESCRIPTION: &'static str = "Planar half-bike with a drive chain (full elastic, quasi-steady-state or inextensible chain model): engine and load torques and a brake in, motion, chain tensions and energies out";
@@ -550,25 +572,7 @@ impl Model for ChainDrive {
         )
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let m = self.motion();
-        // The QSS model's swing arm and sprocket, and a taut inextensible chain's sprocket, are
-        // algebraic: their values follow from the states and inputs, and never feed back.
-        let o = self.bike.bike().outputs(&m, self.g_sa);
-        self.q = m.q;
-        self.w = m.speeds;
-        self.a = m.dw;
-        (self.theta_wheel, self.w_wheel) = (o.theta_wheel, o.w_wheel);
-        (self.t_u, self.t_l, self.e_u, self.e_l) = (m.t_u, m.t_l, m.e_u, m.e_l);
-        self.tau_chain_ds = o.tau_chain_ds;
-        self.tau_chain_rw = o.tau_chain_rw;
-        self.tau_chain_sa = o.tau_chain_sa;
-        self.energy_kinetic = o.energy_kinetic;
-        self.energy_gravity = o.energy_gravity;
-        self.energy_suspension = o.energy_suspension;
-        self.energy_chain = m.energy_chain;
-        self.power_dissipated = m.power_dissipated;
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

@@ -216,6 +216,15 @@ const DYNAMIC: &[&str] = &["phi", "w", "tau", "f"];
 /// The mechanism's geometry at the start angle.
 const INITIAL_GEOMETRY: &[&str] = &["crank_radius", "rod_length", "phi_start"];
 
+impl fmu_runtime::Equations for CrankSlider {
+    fn outputs(&mut self, _t: f64) {
+        let m = self.knowns().motion();
+        (self.alpha, self.v, self.a_s, self.tau_rod) = (m.alpha, m.v, m.a_s, m.tau_rod);
+        let g = m.geometry;
+        (self.s, self.ds_dphi, self.d2s_dphi2) = (g.s, g.sp, g.spp);
+    }
+}
+
 impl Model for CrankSlider {
     const NAME: &'static str = "CrankSlider";
     const DESCRIPTION: &'static str =
@@ -317,12 +326,7 @@ impl Model for CrankSlider {
         Ok(())
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let m = self.knowns().motion();
-        (self.alpha, self.v, self.a_s, self.tau_rod) = (m.alpha, m.v, m.a_s, m.tau_rod);
-        let g = m.geometry;
-        (self.s, self.ds_dphi, self.d2s_dphi2) = (g.s, g.sp, g.spp);
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

@@ -431,6 +431,24 @@ const INITIAL_IMPACT: [&str; 15] = concat_names(&[&STOPS, &["m1", "m2"]]);
 /// Held on a stop while the actuators and the belt push the sheave into it.
 const INITIAL_MODE: [&str; 17] = concat_names(&[&STOPS, &["J2", "w1_start", "F_1", "F_2"]]);
 
+impl fmu_runtime::Equations for Cvt {
+    fn outputs(&mut self, _t: f64) {
+        if let Some(m) = self.motion() {
+            let c = m.cfg;
+            self.s1 = c.s1;
+            self.d1 = c.d1;
+            self.d2 = c.d2;
+            self.ratio = c.d2 / c.d1;
+            self.ds1_ds2 = c.s1p;
+            self.w2 = c.rho * self.w1;
+            self.v1 = c.s1p * self.v2;
+            self.a1 = m.a1;
+            self.a2 = m.a2;
+            self.tau_support = self.knowns().support_torque(&m);
+        }
+    }
+}
+
 impl Model for Cvt {
     const NAME: &'static str = "CVT";
     const DESCRIPTION: &'static str =
@@ -579,21 +597,7 @@ impl Model for Cvt {
         Ok(())
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        if let Some(m) = self.motion() {
-            let c = m.cfg;
-            self.s1 = c.s1;
-            self.d1 = c.d1;
-            self.d2 = c.d2;
-            self.ratio = c.d2 / c.d1;
-            self.ds1_ds2 = c.s1p;
-            self.w2 = c.rho * self.w1;
-            self.v1 = c.s1p * self.v2;
-            self.a1 = m.a1;
-            self.a2 = m.a2;
-            self.tau_support = self.knowns().support_torque(&m);
-        }
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

@@ -56,7 +56,7 @@
 //! of `y` name `uu`, which the model does not declare".
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as Tokens};
+use proc_macro2::{Group, Span, TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote};
 use syn::parse::Parse;
 use syn::spanned::Spanned;
@@ -120,6 +120,10 @@ struct Embedding {
     with: Option<ExprPath>,
     /// The names of the variables `with` declares (a `&[&str]`), for the dependency check.
     names: Option<Expr>,
+    /// For a model generic over its number type: the function that visits the Real
+    /// variables `with` declares, in the same order
+    /// (`fn visit<D: Scalar>(field: &mut FieldType<D>, f: &mut dyn FnMut(&mut D))`).
+    visit: Option<ExprPath>,
     /// (names, is initial, dependencies)
     overrides: Vec<(Vec<Ident>, bool, Expr)>,
 }
@@ -200,6 +204,7 @@ fn parse_embedding(attr: &syn::Attribute) -> syn::Result<Embedding> {
         match key.as_str() {
             "with" => e.with = Some(meta.value()?.parse()?),
             "names" => e.names = Some(meta.value()?.parse()?),
+            "visit" => e.visit = Some(meta.value()?.parse()?),
             "depends_on" | "initial_depends_on" => {
                 let content;
                 syn::parenthesized!(content in meta.input);
@@ -283,9 +288,50 @@ fn is_integer(ty: &Type) -> bool {
     }
 }
 
+/// `tokens` with every `from` replaced by `to`: a field's type at another number type.
+fn subst(tokens: Tokens, from: &Ident, to: &Tokens) -> Tokens {
+    tokens
+        .into_iter()
+        .map(|tt| match tt {
+            TokenTree::Ident(i) if &i == from => to.clone(),
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), subst(g.stream(), from, to));
+                group.set_span(g.span());
+                Tokens::from(TokenTree::Group(group))
+            }
+            other => Tokens::from(other),
+        })
+        .collect()
+}
+
+/// Whether `tokens` name `param`: a field whose type follows the number type.
+fn mentions(tokens: Tokens, param: &Ident) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => &i == param,
+        TokenTree::Group(g) => mentions(g.stream(), param),
+        _ => false,
+    })
+}
+
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let name = &input.ident;
     let vis = &input.vis;
+    // A struct generic over its number type (`struct Gear<S = f64>`): the variable table is
+    // the f64 one's, and the derive also writes how it is lifted to another number type.
+    let param: Option<Ident> = input.generics.type_params().next().map(|p| p.ident.clone());
+    let this = match &param {
+        Some(_) => quote!(#name<f64>),
+        None => quote!(#name),
+    };
+    let at = |ty: &Type, to: Tokens| match &param {
+        Some(p) => subst(quote!(#ty), p, &to),
+        None => quote!(#ty),
+    };
+    let lift_path = quote!(::fmu_runtime::lift::Lifted);
+    let mut lift = Vec::new();
+    let mut sync = Vec::new();
+    let mut visit = Vec::new();
+    let mut lifted_start = Vec::new();
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new(
             Span::call_site(),
@@ -330,7 +376,18 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
 
     for f in &fields {
         let ident = &f.ident;
-        let ty = &f.ty;
+        let (ty, ty_d) = (at(&f.ty, quote!(f64)), at(&f.ty, quote!(__D)));
+        let field_ty = &f.ty;
+        let follows = param
+            .as_ref()
+            .is_some_and(|p| mentions(quote!(#field_ty), p));
+        if follows {
+            lift.push(quote!(#ident: <#ty_d as #lift_path<#ty>>::lift(&from.#ident)));
+            sync.push(quote!(<#ty_d as #lift_path<#ty>>::sync(&mut self.#ident, &from.#ident);));
+        } else {
+            lift.push(quote!(#ident: ::core::clone::Clone::clone(&from.#ident)));
+            sync.push(quote!(::core::clone::Clone::clone_from(&mut self.#ident, &from.#ident);));
+        }
         let start = match (&f.start, &f.role) {
             (Some(e), _) => quote!(#e),
             (None, Role::Plain(ds)) => match ds.first().and_then(|d| d.start.as_ref()) {
@@ -352,6 +409,15 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                     };
                     name_parts.push(quote!(#family));
                     declare.push(quote!(#with::<L>(vars);));
+                    if param.is_some() {
+                        let Some(v) = &e.visit else {
+                            return Err(syn::Error::new(
+                                ident.span(),
+                                "a family of a model generic over its number type names the function that visits it: add `visit = FUNCTION`",
+                            ));
+                        };
+                        visit.push(quote!(#v(&mut self.#ident, f);));
+                    }
                     continue;
                 }
                 name_parts.push(quote!(<#ty as #rt::Variables>::NAMES));
@@ -378,12 +444,12 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                     #[allow(non_camel_case_types)]
                     #vis struct #lens;
                     impl #rt::Lens for #lens {
-                        type Outer = #name;
+                        type Outer = #this;
                         type Inner = #ty;
                         #[inline(always)]
-                        fn get(m: &#name) -> &#ty { &m.#ident }
+                        fn get(m: &#this) -> &#ty { &m.#ident }
                         #[inline(always)]
-                        fn get_mut(m: &mut #name) -> &mut #ty { &mut m.#ident }
+                        fn get_mut(m: &mut #this) -> &mut #ty { &mut m.#ident }
                     }
                 });
                 let overrides = e.overrides.iter().map(|(which, initial, deps)| {
@@ -416,6 +482,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 get.push(quote!(#rt::Variables::get_states(&self.#ident, &mut x[#offset..#offset + #n]);));
                 set.push(quote!(#rt::Variables::set_states(&mut self.#ident, &x[#offset..#offset + #n]);));
                 start_states.push(quote!(#rt::Variables::start_states(&mut self.#ident);));
+                visit.push(quote!(<#ty_d as #lift_path<#ty>>::visit(&mut self.#ident, f);));
+                lifted_start
+                    .push(quote!(<#ty_d as #lift_path<#ty>>::start_states(&mut self.#ident);));
                 output_zeros.push(quote!(+ #rt::Variables::output_zeros(&self.#ident)));
                 angles = quote!(#angles | (<#ty as #rt::Variables>::ANGLES << (#offset)));
                 offset = quote!(#offset + #n);
@@ -436,7 +505,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                             return Err(syn::Error::new(i.span(), "an element needs a `name`"))
                         }
                     };
-                    let access = if is_integer(ty) {
+                    let access = if is_integer(&f.ty) {
                         quote!(::fmu_runtime::Access::Integer {
                             get: |m: &L::Outer| <L as #rt::Lens>::get(m).#place,
                             set: |m: &mut L::Outer, v| <L as #rt::Lens>::get_mut(m).#place = v,
@@ -447,7 +516,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                             set: |m: &mut L::Outer, v| <L as #rt::Lens>::get_mut(m).#place = v,
                         })
                     };
-                    if matches!(d.kind.as_str(), "output" | "support_torque") && !is_integer(ty) {
+                    if !is_integer(&f.ty) {
+                        visit.push(quote!(f(&mut self.#place);));
+                    }
+                    if matches!(d.kind.as_str(), "output" | "support_torque") && !is_integer(&f.ty)
+                    {
                         output_zeros.push(quote!(+ self.#place * 0.0));
                     }
                     let declared = if d.kind == "support_torque" {
@@ -500,13 +573,14 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                             ));
                         };
                         var = quote!(#var.state(#derivative));
-                        if is_integer(ty) {
+                        if is_integer(&f.ty) {
                             return Err(syn::Error::new(ident.span(), "a state is an f64"));
                         }
                         get.push(quote!(x[#offset] = self.#place;));
                         set.push(quote!(self.#place = x[#offset];));
                         if let Some(from) = &d.from {
                             start_states.push(quote!(self.#place = self.#from;));
+                            lifted_start.push(quote!(self.#place = self.#from;));
                         }
                         if d.angle {
                             angles = quote!(#angles | (1u64 << (#offset)));
@@ -547,7 +621,30 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let slot_types = slots.iter().map(|s| &s.1);
     let slot_names2 = slots.iter().map(|s| &s.0);
     let slot_values = slots.iter().map(|s| &s.2);
+    let lifted = param.as_ref().map(|_| {
+        quote! {
+            impl<__D: ::fmu_runtime::Scalar> #lift_path<#this> for #name<__D> {
+                type Jet = __D;
+                fn lift(from: &#this) -> Self {
+                    #name { #(#lift),* }
+                }
+                #[inline]
+                fn sync(&mut self, from: &#this) {
+                    #(#sync)*
+                }
+                #[allow(unused_variables)]
+                fn visit(&mut self, f: &mut dyn FnMut(&mut __D)) {
+                    #(#visit)*
+                }
+                fn start_states(&mut self) {
+                    #(#lifted_start)*
+                }
+            }
+        }
+    });
     Ok(quote! {
+        #lifted
+
         #[doc = #index_doc]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #vis struct #index {
@@ -562,13 +659,13 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
 
-        impl #name {
+        impl #this {
             /// Each state's index in the state vector, by name.
             #[allow(dead_code)]
             pub const STATE: #index = #index::at(0);
         }
 
-        impl ::core::default::Default for #name {
+        impl ::core::default::Default for #this {
             fn default() -> Self {
                 #name { #(#defaults),* }
             }
@@ -576,7 +673,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
 
         #(#lenses)*
 
-        impl #rt::Variables for #name {
+        impl #rt::Variables for #this {
             const STATES: usize = #offset;
             const ANGLES: u64 = #angles;
             type StateIndex = #index;

@@ -647,6 +647,17 @@ impl FastDrivetrain {
     }
 }
 
+impl fmu_runtime::Equations for FastDrivetrain {
+    fn outputs(&mut self, _t: f64) {
+        let o = self.spinning().outputs(self.theta_ds, self.theta_a_offset);
+        (self.w_ds, self.w_eng, self.q) = (o.w_ds, o.w_eng, o.q);
+        (self.theta_a, self.theta_b) = (o.theta_a, -o.theta_a);
+        (self.w_a, self.w_b) = (o.w_a, -o.w_a);
+        self.moment = o.moment;
+        (self.e_kin, self.p_eng, self.p_damping) = (o.e_kin, o.p_eng, o.p_damping);
+    }
+}
+
 impl Model for FastDrivetrain {
     const NAME: &'static str = "FastDrivetrain";
     const DESCRIPTION: &'static str =
@@ -736,14 +747,7 @@ impl Model for FastDrivetrain {
         })
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let o = self.spinning().outputs(self.theta_ds, self.theta_a_offset);
-        (self.w_ds, self.w_eng, self.q) = (o.w_ds, o.w_eng, o.q);
-        (self.theta_a, self.theta_b) = (o.theta_a, -o.theta_a);
-        (self.w_a, self.w_b) = (o.w_a, -o.w_a);
-        self.moment = o.moment;
-        (self.e_kin, self.p_eng, self.p_damping) = (o.e_kin, o.p_eng, o.p_damping);
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

@@ -60,3 +60,18 @@ fn a_refused_set_names_the_variable_and_the_reason() -> Result<(), String> {
     assert_eq!(run.get("tau_a")?, 0.5);
     Ok(())
 }
+
+/// The exact Jacobian of the outputs and state derivatives by the states and inputs agrees
+/// with differences of the gear's own equations, with a reversing ratio and torques applied.
+#[test]
+fn the_exact_jacobian_agrees_with_differences() -> Result<(), String> {
+    let mut run = Run::<Gear>::co_simulation(&[("ratio", -1.7), ("J_a", 0.3), ("J_b", 0.05)])?;
+    run.set("tau_a", 0.4)?;
+    run.set("tau_b", -1.1)?;
+    for _ in 0..10 {
+        run.step(1e-3)?;
+    }
+    let disagreements = run.jacobian_disagreements(1e-8)?;
+    assert!(disagreements.is_empty(), "{disagreements:?}");
+    Ok(())
+}

@@ -6,53 +6,54 @@
 use fmu_runtime::{Invalid, Variables};
 
 /// The shared parameters, the two torque inputs, and the angles, speeds and accelerations of
-/// both flanges. The states are flange b's angle and speed.
+/// both flanges. The states are flange b's angle and speed. Generic over the number type of
+/// the models that embed it (see `fmu_runtime::lift`).
 #[derive(Debug, Clone, Variables)]
-pub struct GearInterface {
+pub struct GearInterface<S = f64> {
     #[parameter(describe = "Gear ratio phi_a/phi_b; non-zero, negative reverses the direction")]
-    pub ratio: f64,
+    pub ratio: S,
     #[parameter(
         name = "J_a",
         unit = "kg.m2",
         min = 0.0,
         describe = "Inertia rigidly attached to flange a"
     )]
-    pub j_a: f64,
+    pub j_a: S,
     #[parameter(
         name = "J_b",
         unit = "kg.m2",
         min = 0.0,
         describe = "Inertia rigidly attached to flange b"
     )]
-    pub j_b: f64,
+    pub j_b: S,
     #[parameter(unit = "rad", describe = "Initial angle of flange b")]
-    pub phi_b_start: f64,
+    pub phi_b_start: S,
     #[parameter(unit = "rad/s", describe = "Initial speed of flange b")]
-    pub w_b_start: f64,
+    pub w_b_start: S,
     #[input(
         unit = "N.m",
         describe = "External torque on the a-side inertia, positive in the positive direction of rotation"
     )]
-    pub tau_a: f64,
+    pub tau_a: S,
     #[input(
         unit = "N.m",
         describe = "External torque on the b-side inertia, positive in the positive direction of rotation"
     )]
-    pub tau_b: f64,
+    pub tau_b: S,
     #[output(unit = "rad", describe = "Angle of flange a", depends_on = ["phi_b"], initial_depends_on = ["ratio", "phi_b_start"])]
-    pub phi_a: f64,
+    pub phi_a: S,
     #[output(unit = "rad/s", describe = "Speed of flange a", depends_on = ["w_b"], initial_depends_on = ["ratio", "w_b_start"])]
-    pub w_a: f64,
+    pub w_a: S,
     #[output(unit = "rad/s2", describe = "Acceleration of flange a")]
-    pub a_a: f64,
+    pub a_a: S,
     #[output(unit = "rad", describe = "Angle of flange b (state)", depends_on = ["phi_b"], initial_depends_on = ["phi_b_start"],
              state, angle, from = phi_b_start, derivative = "w_b")]
-    pub phi_b: f64,
+    pub phi_b: S,
     #[output(unit = "rad/s", describe = "Speed of flange b (state)", depends_on = ["w_b"], initial_depends_on = ["w_b_start"],
              state, from = w_b_start, derivative = "a_b")]
-    pub w_b: f64,
+    pub w_b: S,
     #[output(unit = "rad/s2", describe = "Acceleration of flange b")]
-    pub a_b: f64,
+    pub a_b: S,
 }
 
 impl GearInterface {

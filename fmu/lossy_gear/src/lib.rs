@@ -281,6 +281,22 @@ fn table_variables<L: Lens<Inner = LossyGear>>(vars: &mut Vec<Var<L::Outer>>) {
     }
 }
 
+impl fmu_runtime::Equations for LossyGear {
+    fn outputs(&mut self, _t: f64) {
+        let m = self.motion(self.mode);
+        self.gear.w_a = self.w_a_of();
+        self.gear.phi_a = self.gear.ratio * self.gear.phi_b;
+        self.gear.a_b = m.a_b;
+        self.gear.a_a = self.gear.ratio * m.a_b;
+        self.tau_mesh = -m.t;
+        self.tau_loss = m.loss;
+        self.power_loss = m.power_loss;
+        // The inner gear's cut torques: t at flange a, -ratio (t - loss) at flange b; the
+        // support takes the rest (stuck: -(tau_a + tau_b)).
+        self.tau_support = (self.gear.ratio - 1.0) * m.t - self.gear.ratio * m.loss;
+    }
+}
+
 impl Model for LossyGear {
     const NAME: &'static str = "LossyGear";
     const DESCRIPTION: &'static str =
@@ -450,19 +466,7 @@ impl Model for LossyGear {
         Ok(())
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let m = self.motion(self.mode);
-        self.gear.w_a = self.w_a_of();
-        self.gear.phi_a = self.gear.ratio * self.gear.phi_b;
-        self.gear.a_b = m.a_b;
-        self.gear.a_a = self.gear.ratio * m.a_b;
-        self.tau_mesh = -m.t;
-        self.tau_loss = m.loss;
-        self.power_loss = m.power_loss;
-        // The inner gear's cut torques: t at flange a, -ratio (t - loss) at flange b; the
-        // support takes the rest (stuck: -(tau_a + tau_b)).
-        self.tau_support = (self.gear.ratio - 1.0) * m.t - self.gear.ratio * m.loss;
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

@@ -36,6 +36,8 @@ pub trait Scalar:
     fn constant(v: f64) -> Self;
     /// The value, without its derivative.
     fn value(self) -> f64;
+    /// Sets the value and keeps the derivative (how a lifted model follows the f64 one).
+    fn set_value(&mut self, v: f64);
     fn sin(self) -> Self;
     fn cos(self) -> Self;
     fn sin_cos(self) -> (Self, Self);
@@ -98,6 +100,10 @@ impl Scalar for f64 {
     #[inline(always)]
     fn value(self) -> f64 {
         self
+    }
+    #[inline(always)]
+    fn set_value(&mut self, v: f64) {
+        *self = v;
     }
     #[inline(always)]
     fn sin(self) -> Self {
@@ -291,6 +297,9 @@ impl Scalar for Dual {
     }
     fn value(self) -> f64 {
         self.re
+    }
+    fn set_value(&mut self, v: f64) {
+        self.re = v;
     }
     fn sin(self) -> Self {
         let (s, c) = math::sin_cos(self.re);

@@ -9,6 +9,8 @@ extern crate self as fmu_runtime;
 
 pub mod declare;
 pub mod dual;
+pub mod jet;
+pub mod lift;
 pub mod math;
 mod model;
 mod ode;
@@ -20,6 +22,8 @@ pub use dual::{Dual, Scalar};
 pub use fmi_abi;
 /// `#[derive(Variables)]`: see the `fmu-declare` crate.
 pub use fmu_declare::Variables;
+pub use jet::Jet;
+pub use lift::{Equations, Unlifted};
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS, ROOT_TIME_TOLERANCE};
 pub use variables::{Access, Causality, Initial, Var, Variability};
 mod abi;

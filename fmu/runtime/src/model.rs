@@ -1,6 +1,7 @@
 //! What a component crate provides: its physics and its variable table.
 
 use crate::declare::Variables;
+use crate::lift::{Equations, Jets, Lifted};
 use std::fmt;
 
 /// A rejected parameter or input: which variable, which value, and why.
@@ -155,7 +156,16 @@ impl Experiment {
 /// All model state lives in fields that are declared with `#[derive(Variables)]` (as `local` where
 /// users need not see them): the FMU state is serialized from that table, so a field that is not
 /// declared would not survive a rollback.
-pub trait Model: Variables + Clone + Send + 'static {
+///
+/// Its outputs are computed by [`Equations::outputs`]: written once over the number type
+/// (`impl<S: Scalar> Equations for Gear<S>`), the same code gives the simulation and, over
+/// [`Model::Jets`], the exact derivatives.
+pub trait Model: Variables + Equations + Clone + Send + 'static {
+    /// The model over the numbers of its exact derivatives: `Gear<Jet<N>>`, with `N` the
+    /// number of states and continuous inputs (more are swept in chunks of `N`), or
+    /// [`crate::lift::Unlifted`] for a model that provides no derivatives or gives them by
+    /// [`Model::tangent`].
+    type Jets: Jets<Self>;
     /// The model identifier: names the `.fmu`, the binary and `modelName`.
     const NAME: &'static str;
     /// One line for `modelDescription.xml`.
@@ -213,9 +223,6 @@ pub trait Model: Variables + Clone + Send + 'static {
         None
     }
 
-    /// Computes the outputs from the states and inputs.
-    fn update_outputs(&mut self, t: f64);
-
     /// Checks the inputs before a step (finiteness is checked by the runtime already).
     fn check_inputs(&self) -> Result<(), Invalid> {
         Ok(())
@@ -232,7 +239,7 @@ pub trait Model: Variables + Clone + Send + 'static {
 
     /// Whether [`Model::tangent`] gives the model's exact first derivatives: the FMUs then
     /// provide directional derivatives (FMI 2.0 and 3.0) and adjoint derivatives (FMI 3.0).
-    const PROVIDES_DERIVATIVES: bool = false;
+    const PROVIDES_DERIVATIVES: bool = <Self::Jets as Lifted<Self>>::LIFTED;
 
     /// The model moved along one direction of the knowns, exact to rounding (forward mode,
     /// [`crate::dual`]). `seed` holds, in the field of each known Real variable, the known's

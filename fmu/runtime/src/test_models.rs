@@ -17,6 +17,10 @@ pub const E: f64 = 0.5;
 
 crate::test_states!(Ball; h, v);
 
+impl crate::lift::Equations for Ball {
+    fn outputs(&mut self, _t: f64) {}
+}
+
 impl Model for Ball {
     const NAME: &'static str = "Ball";
     const DESCRIPTION: &'static str = "";
@@ -45,7 +49,7 @@ impl Model for Ball {
         }
         Ok(false)
     }
-    fn update_outputs(&mut self, _t: f64) {}
+    type Jets = crate::lift::Unlifted;
 }
 
 /// `test_states!(Ball; h, v)`: a test model with no variable table whose states are the fields

@@ -13,6 +13,9 @@ use crate::logger::Logger;
 use crate::model::Model;
 use crate::variables::Access;
 
+mod jacobian;
+pub use jacobian::Disagreement;
+
 /// A Co-Simulation instance of `M`, initialized, at time `time()`.
 pub struct Run<M: Model> {
     instance: Instance<M>,

@@ -50,6 +50,18 @@ const INITIAL_TAU_B: [&str; 7] = concat_names(&[&BASE_TORQUE, &SPEEDS]);
 const INITIAL_TAU_F: [&str; 10] = concat_names(&[&FOLLOWER_TORQUE, &SPEEDS]);
 const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &SPEEDS]);
 
+impl fmu_runtime::Equations for VariableRatioCoupling {
+    fn outputs(&mut self, _t: f64) {
+        let q = self.torques();
+        self.tau_b = q.tau_b;
+        self.tau_f = q.tau_f;
+        self.compliance.power_loss = q.power_loss;
+        self.compliance.phi_dot = q.phi_dot;
+        // No inertia: the housing balances what the shafts apply.
+        self.tau_support = -(q.tau_b + q.tau_f);
+    }
+}
+
 impl Model for VariableRatioCoupling {
     const NAME: &'static str = "VariableRatioCoupling";
     const DESCRIPTION: &'static str =
@@ -92,15 +104,7 @@ impl Model for VariableRatioCoupling {
         self.compliance.check()
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let q = self.torques();
-        self.tau_b = q.tau_b;
-        self.tau_f = q.tau_f;
-        self.compliance.power_loss = q.power_loss;
-        self.compliance.phi_dot = q.phi_dot;
-        // No inertia: the housing balances what the shafts apply.
-        self.tau_support = -(q.tau_b + q.tau_f);
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

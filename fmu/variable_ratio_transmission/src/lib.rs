@@ -100,6 +100,21 @@ const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &START_SPEEDS])
 const INITIAL_A_B: [&str; 9] = concat_names(&[&INITIAL_TAU_B, &["J_B", "tau_B_ext"]]);
 const INITIAL_A_F: [&str; 12] = concat_names(&[&INITIAL_TAU_F, &["J_F", "tau_F_ext"]]);
 
+impl fmu_runtime::Equations for VariableRatioTransmission {
+    fn outputs(&mut self, _t: f64) {
+        let q = self.torques();
+        self.tau_b = q.tau_b;
+        self.tau_f = q.tau_f;
+        self.compliance.power_loss = q.power_loss;
+        self.compliance.phi_dot = q.phi_dot;
+        self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
+        self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
+        // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
+        // transmission carries no inertia, so its housing balances them.
+        self.tau_support = -(q.tau_b + q.tau_f);
+    }
+}
+
 impl Model for VariableRatioTransmission {
     const NAME: &'static str = "VariableRatioTransmission";
     const DESCRIPTION: &'static str =
@@ -159,18 +174,7 @@ impl Model for VariableRatioTransmission {
         self.compliance.check()
     }
 
-    fn update_outputs(&mut self, _t: f64) {
-        let q = self.torques();
-        self.tau_b = q.tau_b;
-        self.tau_f = q.tau_f;
-        self.compliance.power_loss = q.power_loss;
-        self.compliance.phi_dot = q.phi_dot;
-        self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
-        self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
-        // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
-        // transmission carries no inertia, so its housing balances them.
-        self.tau_support = -(q.tau_b + q.tau_f);
-    }
+    type Jets = fmu_runtime::Unlifted;
 
     const PROVIDES_DERIVATIVES: bool = true;
 

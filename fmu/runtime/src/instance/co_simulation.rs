@@ -75,7 +75,7 @@ impl<M: Model> Instance<M> {
                     set(&mut m, u + sign * delta * slope);
                 }
             }
-            m.update_outputs(t + sign * delta);
+            m.outputs(t + sign * delta);
             m
         };
         let (ahead, behind) = (moved(1.0), moved(-1.0));
@@ -226,13 +226,14 @@ impl<M: Model> Instance<M> {
         t_reached: f64,
         trial_step: f64,
     ) -> Result<(), String> {
-        self.model.update_outputs(t_reached);
+        self.model.outputs(t_reached);
         if let Some(why) = self.outputs_not_finite() {
             self.model = before;
             return self.failed(format!("step from t = {tc} failed: t = {t_reached}: {why}"));
         }
         self.step_size = trial_step;
         self.dirty = false;
+        self.jacobian.valid = false;
         self.unrepresentable = None;
         self.time = t_reached;
         self.last_successful_time = t_reached;

@@ -1,15 +1,24 @@
-//! Exact partial derivatives of a model that provides them ([`Model::tangent`]): FMI 2.0's and
-//! FMI 3.0's directional derivatives `J seed`, one forward sweep, and FMI 3.0's adjoint
-//! derivatives `seed^T J`, one forward sweep per known (the knowns of a call are few: the
-//! states and inputs of one component).
+//! Exact partial derivatives: FMI 2.0's and FMI 3.0's directional derivatives `J seed` and
+//! FMI 3.0's adjoint derivatives `seed^T J`.
+//!
+//! A model written over the number type gives them from its own equations over jets
+//! ([`super::jacobian`]): one sweep at a point gives every column, which answers every call
+//! there. A model that is not gives them by [`Model::tangent`], one forward sweep per direction.
 //!
 //! Which variables may be unknowns and knowns follows the mode (FMI 2.0 section 2.1.9, FMI 3.0
-//! section 2.2.12): in Initialization Mode the initial unknowns with respect to the inputs and
-//! the variables with an exact start value (parameters, start values); after it, the outputs
-//! and the state derivatives with respect to the states and the continuous inputs.
+//! section 2.2.12, FMI 2.0.4 section 2.2.8 for the knowns): in Initialization Mode the initial
+//! unknowns with respect to the inputs and the variables with an exact start value
+//! (parameters, start values); after it, the Real outputs and the state derivatives with
+//! respect to the states and the continuous inputs, where in Continuous-Time Mode the outputs
+//! are the continuous ones only (discrete outputs are unknowns in Event Mode and in
+//! Co-Simulation, with derivatives 0: they change only at events). Where the model's equations are not defined (states outside its
+//! domain) or a derivative is not finite, the call returns Discard, as fmi2GetDerivatives
+//! does there.
 
+use super::jacobian::{continuous_unknown, NotFinite};
 use super::{CallResult, FmiState, Instance};
-use crate::logger::OK;
+use crate::lift::Lifted;
+use crate::logger::{Category, DISCARD, OK};
 use crate::model::Model;
 use crate::variables::{Access, Causality, Initial, Var, Variability};
 
@@ -22,12 +31,41 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        let zero = self.zero_seed(unknowns, knowns)?;
-        let moved = self.tangent_along(&zero, knowns, seed);
-        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-            *s = real(&self.vars[*u as usize], &moved);
+        self.derivative_request(unknowns, knowns)?;
+        self.refresh()?;
+        let status = self.defined("the directional derivatives are");
+        if status != OK {
+            return Ok(status);
         }
-        Ok(OK)
+        if !<M::Jets as Lifted<M>>::LIFTED {
+            let zero = self.zero_seed();
+            let moved = self.tangent_along(&zero, knowns, seed);
+            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                *s = real(&self.vars[*u as usize], &moved);
+            }
+            return Ok(OK);
+        }
+        let swept = if self.state == FmiState::InitializationMode {
+            sensitivity.fill(0.0);
+            self.initial_sweep(
+                unknowns,
+                knowns,
+                1,
+                |_, i| seed[i],
+                |i, _, v| sensitivity[i] = v,
+            )
+        } else {
+            self.continuous_columns().map(|()| {
+                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                    *s = knowns
+                        .iter()
+                        .zip(seed)
+                        .map(|(k, v)| self.entry(*u, *k) * v)
+                        .sum();
+                }
+            })
+        };
+        Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
     }
 
     /// `sensitivity = seed^T J`, `seed` by unknown, `sensitivity` by known.
@@ -38,30 +76,70 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        let zero = self.zero_seed(unknowns, knowns)?;
-        for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
-            let column = self.tangent_along(&zero, &[*k], &[1.0]);
-            *s = unknowns
-                .iter()
-                .zip(seed)
-                .map(|(u, w)| w * real(&self.vars[*u as usize], &column))
-                .sum();
-        }
-        Ok(OK)
-    }
-
-    /// After checking the request and bringing the values up to date: the model with every
-    /// Real variable 0, which each direction's seed starts from.
-    fn zero_seed(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<M, String> {
         self.derivative_request(unknowns, knowns)?;
         self.refresh()?;
+        let status = self.defined("the adjoint derivatives are");
+        if status != OK {
+            return Ok(status);
+        }
+        if !<M::Jets as Lifted<M>>::LIFTED {
+            let zero = self.zero_seed();
+            for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
+                let column = self.tangent_along(&zero, &[*k], &[1.0]);
+                *s = unknowns
+                    .iter()
+                    .zip(seed)
+                    .map(|(u, w)| w * real(&self.vars[*u as usize], &column))
+                    .sum();
+            }
+            return Ok(OK);
+        }
+        let swept = if self.state == FmiState::InitializationMode {
+            sensitivity.fill(0.0);
+            let n = knowns.len();
+            self.initial_sweep(
+                unknowns,
+                knowns,
+                n,
+                |d, i| f64::from(u8::from(d == i)),
+                |i, d, v| sensitivity[d] += seed[i] * v,
+            )
+        } else {
+            self.continuous_columns().map(|()| {
+                for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
+                    *s = unknowns
+                        .iter()
+                        .zip(seed)
+                        .map(|(u, w)| w * self.entry(*u, *k))
+                        .sum();
+                }
+            })
+        };
+        Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
+    }
+
+    /// Discard, logged with the unknown whose derivative is not finite here.
+    fn not_finite(&self, e: NotFinite) -> crate::logger::Status {
+        self.logger.log(
+            DISCARD,
+            Category::Warning,
+            &format!(
+                "t = {}: the derivatives of {} are not finite here",
+                self.time, self.vars[e.unknown as usize].name
+            ),
+        );
+        DISCARD
+    }
+
+    /// The model with every Real variable 0, which each direction's seed starts from.
+    fn zero_seed(&self) -> M {
         let mut zero = self.model.clone();
         for v in &self.vars {
             if let Access::Real { set, .. } = v.access {
                 set(&mut zero, 0.0);
             }
         }
-        Ok(zero)
+        zero
     }
 
     /// The model moved along `seed` on `knowns`, from [`Instance::zero_seed`]'s model.
@@ -97,7 +175,10 @@ impl<M: Model> Instance<M> {
             let allowed = if initializing {
                 v.is_real() && v.is_initial_unknown(&self.vars)
             } else {
-                v.is_real() && (v.causality == Causality::Output || v.derivative_of.is_some())
+                continuous_unknown(v)
+                    || (v.is_real()
+                        && v.causality == Causality::Output
+                        && self.state != FmiState::ContinuousTimeMode)
             };
             if !allowed {
                 return Err(format!(
@@ -106,7 +187,7 @@ impl<M: Model> Instance<M> {
                     if initializing {
                         "in Initialization Mode, the unknowns are the initial unknowns"
                     } else {
-                        "the unknowns are the Real outputs and the state derivatives"
+                        "the unknowns are the Real outputs (in Continuous-Time Mode the continuous ones) and the state derivatives"
                     }
                 ));
             }

@@ -19,6 +19,7 @@ use setters::{setters, OutputCheck, Setter};
 pub(crate) mod call;
 pub mod co_simulation;
 pub mod derivatives;
+pub(crate) mod jacobian;
 pub mod model_exchange;
 pub mod restore;
 pub(crate) mod setters;
@@ -226,13 +227,17 @@ pub struct Instance<M: Model> {
     /// Why the outputs computed for the values set last are not finite (getters refuse them
     /// until a value changes).
     pub(crate) unrepresentable: Option<String>,
+    /// The exact Jacobian's columns at the current point.
+    pub(crate) jacobian: jacobian::Jacobian<M>,
 }
 
 impl<M: Model> Instance<M> {
     pub fn new(logger: Logger, interface: Interface) -> Self {
         let vars = M::variables();
         let n = vars.len();
+        let model = M::default();
         Instance {
+            jacobian: jacobian::Jacobian::new(&model, &vars),
             setters: setters(&vars),
             output_check: OutputCheck::new(&vars),
             logger,
@@ -240,7 +245,7 @@ impl<M: Model> Instance<M> {
             interface,
             guid: guid::<M>(),
             vars,
-            model: M::default(),
+            model,
             time: 0.0,
             start_time: 0.0,
             stop_time: None,
@@ -278,6 +283,7 @@ impl<M: Model> Instance<M> {
         self.last_successful_time = 0.0;
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
+        self.jacobian.valid = false;
         self.step_size = f64::NAN;
         self.event_updates = 0;
         self.outside = false;
@@ -327,6 +333,7 @@ impl<M: Model> Instance<M> {
     pub fn enter_initialization_mode(&mut self) {
         self.state = FmiState::InitializationMode;
         self.dirty = true;
+        self.jacobian.valid = false;
     }
 
     /// Sets the states that have start parameters, checks the parameters, sets the remaining
@@ -338,8 +345,9 @@ impl<M: Model> Instance<M> {
             .initialize(t)
             .map_err(|e| format!("t = {t}: {e}"))?;
         integrator::event_iteration(&mut self.model, t).map_err(|e| step_error_text(&e))?;
-        self.model.update_outputs(t);
+        self.model.outputs(t);
         self.dirty = false;
+        self.jacobian.valid = false;
         self.unrepresentable = None;
         Ok(())
     }
@@ -385,7 +393,7 @@ impl<M: Model> Instance<M> {
             return result;
         }
         let before = self.model.clone();
-        self.model.update_outputs(self.time);
+        self.model.outputs(self.time);
         if self.interface == Interface::ModelExchange {
             // An importer's trial states may lie outside the model's domain (a CVT sheave far
             // beyond its travel): there the outputs are not defined, and the getters say so.
@@ -396,6 +404,7 @@ impl<M: Model> Instance<M> {
             self.scratch = dx;
         }
         self.dirty = false;
+        self.jacobian.valid = false;
         // Not finite: the outputs stay as they were, and every getter says why until a value
         // changes.
         self.unrepresentable = match self.outputs_not_finite() {
@@ -553,6 +562,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
+        self.jacobian.valid = false;
         Ok(OK)
     }
 
@@ -567,6 +577,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
+        self.jacobian.valid = false;
         Ok(OK)
     }
 

@@ -23,6 +23,7 @@ impl<M: Model> Instance<M> {
         }
         self.time = t;
         self.dirty = true;
+        self.jacobian.valid = false;
         Ok(OK)
     }
 
@@ -36,6 +37,7 @@ impl<M: Model> Instance<M> {
         }
         self.model.set_states(x);
         self.dirty = true;
+        self.jacobian.valid = false;
         Ok(OK)
     }
 
@@ -195,6 +197,7 @@ impl<M: Model> Instance<M> {
         }
         self.model.get_states(&mut after);
         self.dirty = true;
+        self.jacobian.valid = false;
         Ok(EventUpdate {
             new_discrete_states_needed: changed,
             values_of_continuous_states_changed: before
@@ -221,6 +224,10 @@ mod tests {
         g: f64,
     }
     crate::test_states!(Bare;);
+    impl crate::lift::Equations for Bare {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for Bare {
         const NAME: &'static str = "Bare";
         const DESCRIPTION: &'static str = "";
@@ -234,7 +241,7 @@ mod tests {
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.g, Side::Positive, 0.0);
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
 
     fn model_exchange<M: Model>() -> Instance<M> {
@@ -260,6 +267,10 @@ mod tests {
         left: usize,
     }
     crate::test_states!(Countdown;);
+    impl crate::lift::Equations for Countdown {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for Countdown {
         const NAME: &'static str = "Countdown";
         const DESCRIPTION: &'static str = "";
@@ -274,7 +285,7 @@ mod tests {
             self.left = self.left.saturating_sub(1);
             Ok(changed)
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
 
     /// An importer repeating fmi2NewDiscreteStates gets as many updates as Co-Simulation's own
@@ -328,6 +339,10 @@ mod tests {
         }
         fn start_states(&mut self) {}
     }
+    impl crate::lift::Equations for Drift {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for Drift {
         const NAME: &'static str = "Drift";
         const DESCRIPTION: &'static str = "";
@@ -343,7 +358,7 @@ mod tests {
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.x + self.u, Side::Negative, 0.0);
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
 
     /// The indicator an importer reads is widened, toward its mode's side, by its rate along

@@ -24,6 +24,10 @@ impl Default for Scalar {
     }
 }
 crate::test_states!(Scalar; x);
+impl crate::lift::Equations for Scalar {
+    fn outputs(&mut self, _t: f64) {}
+}
+
 impl Model for Scalar {
     const NAME: &'static str = "Scalar";
     const DESCRIPTION: &'static str = "";
@@ -45,7 +49,7 @@ impl Model for Scalar {
     fn event_indicators(&self, t: f64, z: &mut Indicators) {
         z.set(0, (self.z)(t, self.x), Side::Positive, 0.0);
     }
-    fn update_outputs(&mut self, _t: f64) {}
+    type Jets = crate::lift::Unlifted;
 }
 
 /// An indicator identically zero: diffsol reports a root at every step, none changes a mode.

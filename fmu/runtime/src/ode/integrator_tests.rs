@@ -30,6 +30,10 @@ impl<const SIXTH: bool> crate::declare::Variables for Oscillator<SIXTH> {
     }
     fn start_states(&mut self) {}
 }
+impl<const SIXTH: bool> crate::lift::Equations for Oscillator<SIXTH> {
+    fn outputs(&mut self, _t: f64) {}
+}
+
 impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
     const NAME: &'static str = "Oscillator";
     const DESCRIPTION: &'static str = "";
@@ -44,7 +48,7 @@ impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         dx.copy_from_slice(&[self.v, -W * W * self.x]);
     }
-    fn update_outputs(&mut self, _t: f64) {}
+    type Jets = crate::lift::Unlifted;
 }
 
 /// 1 s in 1 ms communication steps at 1e-6: the largest error of x (amplitude 1) and the
@@ -141,6 +145,10 @@ fn the_chatter_limit_is_the_documented_count() {
         gap: f64,
     }
     crate::test_states!(Ladder; x);
+    impl crate::lift::Equations for Ladder {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for Ladder {
         const NAME: &'static str = "Ladder";
         const DESCRIPTION: &'static str = "";
@@ -163,7 +171,7 @@ fn the_chatter_limit_is_the_documented_count() {
             }
             Ok(passed)
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
     for (count, allowed) in [(MAX_SEGMENTS, true), (MAX_SEGMENTS + 1, false)] {
         let gap = 1.0 / count as f64;
@@ -192,6 +200,10 @@ fn event_iteration_that_never_settles_is_an_error() {
     #[derive(Default, Clone)]
     struct Flip(Ball);
     crate::test_states!(Flip;);
+    impl crate::lift::Equations for Flip {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for Flip {
         const NAME: &'static str = "Flip";
         const DESCRIPTION: &'static str = "";
@@ -205,7 +217,7 @@ fn event_iteration_that_never_settles_is_an_error() {
             self.0.bounces += 1;
             Ok(true)
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
     let mut m = Flip::default();
     assert!(matches!(event_iteration(&mut m, 0.5), Err(StepError::Solver(t, _)) if t == 0.5));
@@ -220,6 +232,10 @@ fn time_events_split_the_step() {
         u: f64,
     }
     crate::test_states!(StepInput; x);
+    impl crate::lift::Equations for StepInput {
+        fn outputs(&mut self, _t: f64) {}
+    }
+
     impl Model for StepInput {
         const NAME: &'static str = "StepInput";
         const DESCRIPTION: &'static str = "";
@@ -240,7 +256,7 @@ fn time_events_split_the_step() {
             self.u = u;
             Ok(changed)
         }
-        fn update_outputs(&mut self, _t: f64) {}
+        type Jets = crate::lift::Unlifted;
     }
     let mut m = StepInput::default();
     let stats = integrate(&mut m, 0.0, 1.0, 1e-8).unwrap();

@@ -318,12 +318,22 @@ pub unsafe fn get_directional_derivative<M: Model>(
         );
     }
     call::<M>(c, FUNCTION, allowed::DERIVATIVES, |inst| {
-        inst.directional_derivative(
+        let status = inst.directional_derivative(
             slice(unknowns, n_unknowns, "vUnknown_ref")?,
             slice(knowns, n_knowns, "vKnown_ref")?,
             slice(seed, n_knowns, "dvKnown")?,
             slice_mut(sensitivity, n_unknowns, "dvUnknown")?,
-        )
+        )?;
+        // FMI 2.0.4 section 2.1.3 allows fmi2Discard only where a function's text defines it,
+        // which fmi2GetDirectionalDerivative's does not: where the derivatives are not defined
+        // (logged with the reason) the call fails as a refused one does, changing nothing.
+        if status == crate::logger::DISCARD {
+            return Err(format!(
+                "t = {}: the directional derivatives are not defined here (see the warning above)",
+                inst.time
+            ));
+        }
+        Ok(status)
     })
 }
 

@@ -1,0 +1,104 @@
+//! The exact Jacobian of a model in its own process, against Richardson-extrapolated central
+//! differences of its own f64 equations: every component's in-process tests reach the
+//! runtime's derivative code this way, without packaging.
+
+use super::Run;
+use crate::instance::FmiState;
+use crate::model::Model;
+use crate::variables::Access;
+
+/// One entry that disagrees: unknown, known, exact, differences.
+pub type Disagreement = (&'static str, &'static str, f64, f64);
+
+impl<M: Model> Run<M> {
+    /// Every entry of the Jacobian of the outputs and state derivatives by the states and
+    /// continuous inputs, from `fmi2GetDirectionalDerivative`'s code (one unit seed per
+    /// known), against differences of [`Equations::outputs`] in each known; the entries whose
+    /// relative deviation exceeds `tolerance` (relative to the entry, at least 1e-6 of the
+    /// largest entry of the unknown's row). Also checks that one call seeding every known at
+    /// once gives `J seed`, and the adjoint `w^T J`.
+    pub fn jacobian_disagreements(&mut self, tolerance: f64) -> Result<Vec<Disagreement>, String> {
+        let instance = &mut self.instance;
+        assert_eq!(instance.state, FmiState::StepComplete);
+        let vars = &instance.vars;
+        let unknowns: Vec<u32> = (0..vars.len() as u32)
+            .filter(|i| crate::instance::jacobian::continuous_unknown(&vars[*i as usize]))
+            .collect();
+        let knowns: Vec<u32> = (0..vars.len() as u32)
+            .filter(|i| {
+                let v = &vars[*i as usize];
+                v.derivative.is_some()
+                    || (v.is_real()
+                        && v.causality == crate::Causality::Input
+                        && v.variability == crate::Variability::Continuous)
+            })
+            .collect();
+        let (nu, nk) = (unknowns.len(), knowns.len());
+        let mut exact = vec![0.0; nu * nk];
+        let mut column = vec![0.0; nu];
+        for (c, k) in knowns.iter().enumerate() {
+            instance.directional_derivative(&unknowns, &[*k], &[1.0], &mut column)?;
+            for r in 0..nu {
+                exact[r * nk + c] = column[r];
+            }
+        }
+        // One call with every known seeded, and the adjoint, against the columns.
+        let seed: Vec<f64> = (0..nk).map(|c| 0.5 + c as f64 * 0.25).collect();
+        instance.directional_derivative(&unknowns, &knowns, &seed, &mut column)?;
+        let weights: Vec<f64> = (0..nu).map(|r| 1.0 - r as f64 * 0.125).collect();
+        let mut adjoint = vec![0.0; nk];
+        instance.adjoint_derivative(&unknowns, &knowns, &weights, &mut adjoint)?;
+        let mut out = Vec::new();
+        let name = |vr: u32| instance.vars[vr as usize].name;
+        for r in 0..nu {
+            let j_seed: f64 = (0..nk).map(|c| exact[r * nk + c] * seed[c]).sum();
+            if (j_seed - column[r]).abs() > 1e-12 * j_seed.abs().max(1.0) {
+                out.push((name(unknowns[r]), "J seed", column[r], j_seed));
+            }
+        }
+        for c in 0..nk {
+            let w_j: f64 = (0..nu).map(|r| weights[r] * exact[r * nk + c]).sum();
+            if (w_j - adjoint[c]).abs() > 1e-12 * w_j.abs().max(1.0) {
+                out.push(("w^T J", name(knowns[c]), adjoint[c], w_j));
+            }
+        }
+        // Differences of the f64 equations.
+        let model = instance.model.clone();
+        let value = |m: &M, vr: u32| match instance.vars[vr as usize].access {
+            Access::Real { get, .. } => get(m),
+            Access::Integer { get, .. } => f64::from(get(m)),
+        };
+        let t = instance.time;
+        let moved = |k: u32, h: f64| -> Vec<f64> {
+            let mut m = model.clone();
+            if let Access::Real { get, set } = instance.vars[k as usize].access {
+                let x = get(&m);
+                set(&mut m, x + h);
+            }
+            m.outputs(t);
+            unknowns.iter().map(|u| value(&m, *u)).collect()
+        };
+        for (c, k) in knowns.iter().enumerate() {
+            let scale = value(&model, *k).abs().max(1.0);
+            let central = |h: f64| -> Vec<f64> {
+                let (up, down) = (moved(*k, h), moved(*k, -h));
+                up.iter()
+                    .zip(&down)
+                    .map(|(a, b)| (a - b) / (2.0 * h))
+                    .collect()
+            };
+            let h = 1e-3 * scale;
+            let (d1, d2) = (central(h), central(h / 2.0));
+            for r in 0..nu {
+                let richardson = (4.0 * d2[r] - d1[r]) / 3.0;
+                let row_scale = (0..nk).map(|c| exact[r * nk + c].abs()).fold(0.0, f64::max);
+                let e = exact[r * nk + c];
+                let allowed = tolerance * e.abs().max(1e-6 * row_scale).max(1e-12);
+                if (e - richardson).abs() > allowed {
+                    out.push((name(unknowns[r]), name(*k), e, richardson));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
