@@ -7,6 +7,10 @@ qemu-user (called by `cargo xtask hashes`).
 One line per FMU, scenario and platform: the SHA-256 of the outputs' IEEE-754 bits at every
 communication point, printed and written to docs/result-hashes.txt. A refactoring that must change
 no result leaves that file as it was (`git diff docs/result-hashes.txt`).
+
+With `--check PLATFORM [MODEL]` (the inner loop of a refactoring): only that FMI 2.0 platform
+(linux64, say) and that FMU, compared with docs/result-hashes.txt rather than written; exits 1
+on a difference.
 """
 import hashlib
 import os
@@ -25,6 +29,26 @@ def digest(time, values, names):
     for n in names:
         h.update(np.asarray(values[n], dtype="<f8").tobytes())
     return h.hexdigest()
+
+
+def check(fmu_dir, ref_root, platform, only):
+    with open(os.path.join(os.path.dirname(ref_root), "docs", "result-hashes.txt")) as f:
+        kept = dict(line.rsplit(" ", 1) for line in f.read().splitlines())
+    differ = 0
+    for name in sorted(f for f in os.listdir(fmu_dir) if f.endswith(".fmu")):
+        model = name[:-4]
+        if only and model != only:
+            continue
+        for directory in scenarios_of(ref_root, model):
+            sc = Scenario(directory, model)
+            key = f"{os.path.relpath(directory, ref_root)} {platform}"
+            with tempfile.TemporaryDirectory() as work:
+                time, values = platforms.simulate(platform, os.path.join(fmu_dir, name), sc, work)
+            got = digest(time, values, sc.outputs)
+            same = kept.get(key) == got
+            differ += not same
+            print(f"{key} {'same' if same else 'DIFFERS: ' + got}", flush=True)
+    return 1 if differ else 0
 
 
 def main(fmu_dir, ref_root):
@@ -48,4 +72,6 @@ def main(fmu_dir, ref_root):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[3] == "--check":
+        sys.exit(check(sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None))
     sys.exit(main(sys.argv[1], sys.argv[2]))

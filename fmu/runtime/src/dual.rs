@@ -49,6 +49,12 @@ pub trait Scalar:
     /// `atan2(self, x)`: the angle of the point (x, self).
     fn atan2(self, x: Self) -> Self;
 
+    /// The root `x` of `h(x, knowns) = 0` that an f64 iteration (Newton, bisection) found,
+    /// moving with the knowns by the implicit function theorem: `dx = -(dh/dknowns) / h_x`,
+    /// with `h_x = dh/dx` at the root (in f64) and `residual(x)` the residual `h` with `x` held
+    /// at the root. As f64, `x` itself: the simulation keeps the iteration's bits.
+    fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self;
+
     /// |self|: the derivative of the side the value is on (+ at 0).
     #[inline(always)]
     fn abs(self) -> Self {
@@ -141,6 +147,10 @@ impl Scalar for f64 {
     #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         math::atan2(self, x)
+    }
+    #[inline(always)]
+    fn root(x: f64, _h_x: f64, _residual: impl FnOnce(Self) -> Self) -> Self {
+        x
     }
     // f64's own, so that generic code gives the bits f64 code gives (signed zeros, NaN).
     #[inline(always)]
@@ -338,6 +348,12 @@ impl Scalar for Dual {
         Dual {
             re: math::atan2(self.re, x.re),
             eps: (x.re * self.eps - self.re * x.eps) / r2,
+        }
+    }
+    fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self {
+        Dual {
+            re: x,
+            eps: -residual(Dual::constant(x)).eps / h_x,
         }
     }
 }

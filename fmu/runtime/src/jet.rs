@@ -215,12 +215,45 @@ impl<const N: usize> Scalar for Jet<N> {
             eps: Self::zip(self.eps, x.eps, |dy, dx| (x.re * dy - self.re * dx) / r2),
         }
     }
+    fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self {
+        Jet {
+            re: x,
+            eps: residual(Self::constant(x)).eps.map(|e| -e / h_x),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Dual;
+
+    /// The root of x^3 + p x - q = 0 moves as the implicit function theorem says:
+    /// dx/dp = -x / (3x^2 + p), dx/dq = 1 / (3x^2 + p).
+    #[test]
+    fn a_root_moves_with_the_knowns() {
+        let (p, q) = (2.0, 5.0);
+        let mut x: f64 = 1.0;
+        for _ in 0..50 {
+            x -= (x * x * x + p * x - q) / (3.0 * x * x + p);
+        }
+        let h_x = 3.0 * x * x + p;
+        let (pj, qj) = (
+            Jet::<2> {
+                re: p,
+                eps: [1.0, 0.0],
+            },
+            Jet::<2> {
+                re: q,
+                eps: [0.0, 1.0],
+            },
+        );
+        let root = Jet::root(x, h_x, |x| x * x * x + pj * x - qj);
+        assert_eq!(root.re.to_bits(), x.to_bits());
+        assert!((root.eps[0] + x / h_x).abs() < 1e-15);
+        assert!((root.eps[1] - 1.0 / h_x).abs() < 1e-15);
+        assert_eq!(f64::root(x, h_x, |x| x).to_bits(), x.to_bits());
+    }
 
     /// Each lane of a jet is the dual number seeded with that lane's direction, bit for bit:
     /// the same arithmetic, lane by lane.
