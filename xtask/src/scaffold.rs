@@ -347,7 +347,11 @@ impl<S: Scalar> {Name}<S> {
     }
 }
 
-impl<S: Scalar> Equations for {Name}<S> {
+impl<S: Scalar> Equations<S> for {Name}<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
+        dx[{Name}::STATE.w] = self.acceleration();
+    }
+
     fn outputs(&mut self, _t: f64) {
         self.a = self.acceleration();
     }
@@ -369,13 +373,8 @@ impl Model for {Name} {
         Ok(())
     }
 
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        dx[Self::STATE.w] = self.acceleration();
-    }
-
-    fn update_outputs(&mut self, _t: f64) {
-        self.a = self.acceleration();
-    }
+    /// One lane for each state (the inputs' columns are swept apart).
+    type Jets = {Name}<Jet<1>>;
 }
 
 export_fmu!({Name});

@@ -360,7 +360,21 @@ const INITIAL_CHAIN_ENERGY: [&str; 12] = concat_names(&[INITIAL_WHEEL_TORQUES, &
 const INITIAL_LENGTH: [&str; 6] = ["l_sa", "r_ds", "r_ws", "ds_x", "ds_z", "theta_sa_start"];
 const INITIAL_SLACK_LENGTH: [&str; 7] = concat_names(&[&INITIAL_LENGTH, &["slack"]]);
 
-impl fmu_runtime::Equations for ChainDrive {
+impl fmu_runtime::Equations<f64> for ChainDrive {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let m = self.motion();
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        for (angle, speed) in [s.theta_ds, s.theta_sa, s.theta_rw]
+            .into_iter()
+            .zip(m.speeds)
+        {
+            dx[angle] = speed;
+        }
+        for (speed, acceleration) in [s.w_ds, s.w_sa, s.w_rw].into_iter().zip(m.dw) {
+            dx[speed] = acceleration;
+        }
+        dx[s.energy_dissipated] = m.power_dissipated;
+    }
     fn outputs(&mut self, _t: f64) {
         let m = self.motion();
         // The QSS model's swing arm and sprocket, and a taut inextensible chain's sprocket, are
@@ -438,21 +452,6 @@ impl Model for ChainDrive {
             ));
         }
         Ok(())
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let m = self.motion();
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-        for (angle, speed) in [s.theta_ds, s.theta_sa, s.theta_rw]
-            .into_iter()
-            .zip(m.speeds)
-        {
-            dx[angle] = speed;
-        }
-        for (speed, acceleration) in [s.w_ds, s.w_sa, s.w_rw].into_iter().zip(m.dw) {
-            dx[speed] = acceleration;
-        }
-        dx[s.energy_dissipated] = m.power_dissipated;
     }
 
     /// Full chain: per run, min(e, e + c/k de/dt), positive exactly while it pulls, on the

@@ -216,7 +216,15 @@ const DYNAMIC: &[&str] = &["phi", "w", "tau", "f"];
 /// The mechanism's geometry at the start angle.
 const INITIAL_GEOMETRY: &[&str] = &["crank_radius", "rod_length", "phi_start"];
 
-impl fmu_runtime::Equations for CrankSlider {
+impl fmu_runtime::Equations<f64> for CrankSlider {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        // The geometry first: the knowns the acceleration reads are then loaded after the
+        // call, not kept across it.
+        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        dx[s.phi] = self.w;
+        dx[s.w] = self.knowns().acceleration(g.sp, g.spp);
+    }
     fn outputs(&mut self, _t: f64) {
         let m = self.knowns().motion();
         (self.alpha, self.v, self.a_s, self.tau_rod) = (m.alpha, m.v, m.a_s, m.tau_rod);
@@ -263,15 +271,6 @@ impl Model for CrankSlider {
         self.side = self.side_of();
         self.dead_centre_count = 0;
         Ok(())
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        // The geometry first: the knowns the acceleration reads are then loaded after the
-        // call, not kept across it.
-        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-        dx[s.phi] = self.w;
-        dx[s.w] = self.knowns().acceleration(g.sp, g.spp);
     }
 
     /// ds/dphi = -sin(phi) (a + a^2 cos(phi)/R) vanishes exactly where sin(phi) does: the

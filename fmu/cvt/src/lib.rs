@@ -431,7 +431,23 @@ const INITIAL_IMPACT: [&str; 15] = concat_names(&[&STOPS, &["m1", "m2"]]);
 /// Held on a stop while the actuators and the belt push the sheave into it.
 const INITIAL_MODE: [&str; 17] = concat_names(&[&STOPS, &["J2", "w1_start", "F_1", "F_2"]]);
 
-impl fmu_runtime::Equations for Cvt {
+impl fmu_runtime::Equations<f64> for Cvt {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        match self.motion() {
+            Some(m) => {
+                // der(s2) is the variable v2, which is 0 while the sheaves are held.
+                let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+                dx[s.phi1] = self.w1;
+                dx[s.w1] = m.a1;
+                dx[s.phi2] = m.cfg.rho * self.w1;
+                dx[s.s2] = self.v2;
+                dx[s.v2] = m.a2;
+            }
+            // Only reachable on a rejected trial step far outside the checked travel: NaN makes
+            // the integrator shrink the step or fail, and a failed step restores the state.
+            None => dx.fill(f64::NAN),
+        }
+    }
     fn outputs(&mut self, _t: f64) {
         if let Some(m) = self.motion() {
             let c = m.cfg;
@@ -485,23 +501,6 @@ impl Model for Cvt {
             .expect("checked by effective_travel")
             .s1;
         Ok(())
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        match self.motion() {
-            Some(m) => {
-                // der(s2) is the variable v2, which is 0 while the sheaves are held.
-                let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-                dx[s.phi1] = self.w1;
-                dx[s.w1] = m.a1;
-                dx[s.phi2] = m.cfg.rho * self.w1;
-                dx[s.s2] = self.v2;
-                dx[s.v2] = m.a2;
-            }
-            // Only reachable on a rejected trial step far outside the checked travel: NaN makes
-            // the integrator shrink the step or fail, and a failed step restores the state.
-            None => dx.fill(f64::NAN),
-        }
     }
 
     /// Free: the distances to both ends of the travel (hysteresis 1e-12 of the travel). Held

@@ -647,7 +647,15 @@ impl FastDrivetrain {
     }
 }
 
-impl fmu_runtime::Equations for FastDrivetrain {
+impl fmu_runtime::Equations<f64> for FastDrivetrain {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let k = self.spinning();
+        let w = k.w();
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        dx[s.theta_ds] = w;
+        dx[s.p] = k.force(w);
+        dx[s.energy_damping] = k.damping(w);
+    }
     fn outputs(&mut self, _t: f64) {
         let o = self.spinning().outputs(self.theta_ds, self.theta_a_offset);
         (self.w_ds, self.w_eng, self.q) = (o.w_ds, o.w_eng, o.q);
@@ -678,15 +686,6 @@ impl Model for FastDrivetrain {
         (self.shift_loss, self.shift_impulse, self.energy_shift) = (0.0, 0.0, 0.0);
         self.theta_a_offset = 0.0;
         Ok(())
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let k = self.spinning();
-        let w = k.w();
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-        dx[s.theta_ds] = w;
-        dx[s.p] = k.force(w);
-        dx[s.energy_damping] = k.damping(w);
     }
 
     fn check_inputs(&self) -> Result<(), Invalid> {

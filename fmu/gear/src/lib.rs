@@ -35,7 +35,13 @@ impl<S: Scalar> Gear<S> {
 }
 
 /// The gear's equations, once for the simulation (`f64`) and its exact derivatives (jets).
-impl<S: Scalar> Equations for Gear<S> {
+impl<S: Scalar> Equations<S> for Gear<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
+        let (s, dx) = (Gear::STATE.gear, &mut dx[..Gear::STATES]);
+        dx[s.phi_b] = self.gear.w_b;
+        dx[s.w_b] = self.acceleration_b();
+    }
+
     fn outputs(&mut self, _t: f64) {
         let a_b = self.acceleration_b();
         let g = &mut self.gear;
@@ -71,13 +77,7 @@ impl Model for Gear {
         Ok(())
     }
 
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let (s, dx) = (Self::STATE.gear, &mut dx[..Self::STATES]);
-        dx[s.phi_b] = self.gear.w_b;
-        dx[s.w_b] = self.acceleration_b();
-    }
-
-    type Jets = Gear<Jet<4>>;
+    type Jets = Gear<Jet<2>>;
 }
 
 export_fmu!(Gear);

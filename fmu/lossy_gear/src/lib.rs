@@ -281,7 +281,14 @@ fn table_variables<L: Lens<Inner = LossyGear>>(vars: &mut Vec<Var<L::Outer>>) {
     }
 }
 
-impl fmu_runtime::Equations for LossyGear {
+impl fmu_runtime::Equations<f64> for LossyGear {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let m = self.motion(self.mode);
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        dx[s.gear.phi_b] = self.gear.w_b;
+        dx[s.gear.w_b] = m.a_b;
+        dx[s.energy_loss] = m.power_loss;
+    }
     fn outputs(&mut self, _t: f64) {
         let m = self.motion(self.mode);
         self.gear.w_a = self.w_a_of();
@@ -336,14 +343,6 @@ impl Model for LossyGear {
             STUCK
         };
         Ok(())
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let m = self.motion(self.mode);
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-        dx[s.gear.phi_b] = self.gear.w_b;
-        dx[s.gear.w_b] = m.a_b;
-        dx[s.energy_loss] = m.power_loss;
     }
 
     /// Rolling: the speed w_a (on the side of the direction) and the loss table's breakpoints

@@ -8,11 +8,15 @@
 use crate::dual::Scalar;
 use crate::jet::{Jet, Lanes};
 
-/// The equations of a model, over whatever number type its Real fields have.
-pub trait Equations {
+/// The equations of a model over the number type `S` of its Real fields: as f64 the
+/// simulation (the integrator's right-hand side, the outputs), over jets its exact derivatives.
+pub trait Equations<S: Scalar> {
     /// Computes every Real the model computes from the knowns at time `t`: the outputs, the
     /// state derivatives' variables, and the locals they need.
     fn outputs(&mut self, t: f64);
+
+    /// The state derivatives at time `t`, in the order of the state vector (`Self::STATE`).
+    fn derivatives(&self, t: f64, dx: &mut [S]);
 
     /// In Initialization Mode, after the states have taken their start parameters' values and
     /// before [`Equations::outputs`]: the calculated parameters and the states the start
@@ -81,9 +85,15 @@ impl<F, T: Lifted<F>, const K: usize> Lifted<[F; K]> for [T; K] {
 /// (`type Jets = Gear<Jet<4>>`, as many lanes as the knowns a Model Exchange importer asks
 /// about: the states and continuous inputs), or [`Unlifted`] for a model that gives them by
 /// [`crate::Model::tangent`].
-pub trait Jets<M>: Lifted<M, Jet: Lanes> + Equations + Send + 'static {}
+pub trait Jets<M>:
+    Lifted<M, Jet: Lanes> + Equations<<Self as Lifted<M>>::Jet> + Send + 'static
+{
+}
 
-impl<M, T: Lifted<M, Jet: Lanes> + Equations + Send + 'static> Jets<M> for T {}
+impl<M, T: Lifted<M, Jet: Lanes> + Equations<<T as Lifted<M>>::Jet> + Send + 'static> Jets<M>
+    for T
+{
+}
 
 /// The `Jets` of a model that is not written over the number type.
 pub struct Unlifted;
@@ -98,6 +108,7 @@ impl<M> Lifted<M> for Unlifted {
     fn visit(&mut self, _: &mut dyn FnMut(&mut Jet<1>)) {}
 }
 
-impl Equations for Unlifted {
+impl Equations<Jet<1>> for Unlifted {
     fn outputs(&mut self, _t: f64) {}
+    fn derivatives(&self, _t: f64, _dx: &mut [Jet<1>]) {}
 }

@@ -158,9 +158,9 @@ impl Experiment {
 /// declared would not survive a rollback.
 ///
 /// Its outputs are computed by [`Equations::outputs`]: written once over the number type
-/// (`impl<S: Scalar> Equations for Gear<S>`), the same code gives the simulation and, over
+/// (`impl<S: Scalar> Equations<S> for Gear<S>`), the same code gives the simulation and, over
 /// [`Model::Jets`], the exact derivatives.
-pub trait Model: Variables + Equations + Clone + Send + 'static {
+pub trait Model: Variables + Equations<f64> + Clone + Send + 'static {
     /// The model over the numbers of its exact derivatives: `Gear<Jet<N>>`, with `N` the
     /// number of states and continuous inputs (more are swept in chunks of `N`), or
     /// [`crate::lift::Unlifted`] for a model that provides no derivatives or gives them by
@@ -194,9 +194,6 @@ pub trait Model: Variables + Equations + Clone + Send + 'static {
     /// Checks the parameters and sets the states from their start values, at the start time
     /// `t`. Called by `fmi2ExitInitializationMode`.
     fn initialize(&mut self, t: f64) -> Result<(), Invalid>;
-
-    /// State derivatives from the states and inputs in `self`, at time `t`.
-    fn derivatives(&self, t: f64, dx: &mut [f64]);
 
     /// Event indicators: for each, its switching function, the side of it the current modes
     /// belong to, and the hysteresis (see [`Indicators`]).

@@ -17,7 +17,10 @@ pub const E: f64 = 0.5;
 
 crate::test_states!(Ball; h, v);
 
-impl crate::lift::Equations for Ball {
+impl crate::lift::Equations<f64> for Ball {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        dx.copy_from_slice(&[self.v, -G]);
+    }
     fn outputs(&mut self, _t: f64) {}
 }
 
@@ -32,9 +35,6 @@ impl Model for Ball {
     }
     fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
-    }
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        dx.copy_from_slice(&[self.v, -G]);
     }
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {
         // Above the ground until it bounces.

@@ -50,7 +50,13 @@ const INITIAL_TAU_B: [&str; 7] = concat_names(&[&BASE_TORQUE, &SPEEDS]);
 const INITIAL_TAU_F: [&str; 10] = concat_names(&[&FOLLOWER_TORQUE, &SPEEDS]);
 const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &SPEEDS]);
 
-impl fmu_runtime::Equations for VariableRatioCoupling {
+impl fmu_runtime::Equations<f64> for VariableRatioCoupling {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let q = self.torques();
+        let (s, dx) = (Self::STATE.compliance, &mut dx[..Self::STATES]);
+        dx[s.phi] = q.phi_dot;
+        dx[s.energy_loss] = q.power_loss;
+    }
     fn outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
@@ -82,13 +88,6 @@ impl Model for VariableRatioCoupling {
 
     fn check_inputs(&self) -> Result<(), Invalid> {
         check_ratio(self.r)
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let q = self.torques();
-        let (s, dx) = (Self::STATE.compliance, &mut dx[..Self::STATES]);
-        dx[s.phi] = q.phi_dot;
-        dx[s.energy_loss] = q.power_loss;
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {

@@ -100,7 +100,17 @@ const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &START_SPEEDS])
 const INITIAL_A_B: [&str; 9] = concat_names(&[&INITIAL_TAU_B, &["J_B", "tau_B_ext"]]);
 const INITIAL_A_F: [&str; 12] = concat_names(&[&INITIAL_TAU_F, &["J_F", "tau_F_ext"]]);
 
-impl fmu_runtime::Equations for VariableRatioTransmission {
+impl fmu_runtime::Equations<f64> for VariableRatioTransmission {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        let q = self.torques();
+        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        dx[s.phi_b] = self.w_b;
+        dx[s.w_b] = (self.tau_b_ext - q.tau_b) / self.j_b;
+        dx[s.phi_f] = self.w_f;
+        dx[s.w_f] = (self.tau_f_ext - q.tau_f) / self.j_f;
+        dx[s.compliance.phi] = q.phi_dot;
+        dx[s.compliance.energy_loss] = q.power_loss;
+    }
     fn outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
@@ -148,17 +158,6 @@ impl Model for VariableRatioTransmission {
 
     fn check_inputs(&self) -> Result<(), Invalid> {
         check_ratio(self.r)
-    }
-
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        let q = self.torques();
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
-        dx[s.phi_b] = self.w_b;
-        dx[s.w_b] = (self.tau_b_ext - q.tau_b) / self.j_b;
-        dx[s.phi_f] = self.w_f;
-        dx[s.w_f] = (self.tau_f_ext - q.tau_f) / self.j_f;
-        dx[s.compliance.phi] = q.phi_dot;
-        dx[s.compliance.energy_loss] = q.power_loss;
     }
 
     fn event_indicators(&self, _t: f64, z: &mut Indicators) {

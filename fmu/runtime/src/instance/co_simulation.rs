@@ -3,6 +3,7 @@
 //! derivatives for extrapolating masters.
 
 use super::{step_error_text, CallResult, FmiState, Instance};
+use crate::lift::Lifted;
 use crate::logger::{Category, OK};
 use crate::model::Model;
 use crate::ode::{Ended, Integrator, Stops};
@@ -29,10 +30,11 @@ impl<M: Model> Instance<M> {
     }
 
     /// First time derivatives of Real outputs at the current time (`fmi2GetRealOutputDerivatives`,
-    /// order 1): a central difference along the model's own motion, the states moved by
-    /// `±δ dx/dt` and the inputs by `±δ du/dt`, with δ a thousandth of the integrator's step
-    /// (it follows the fastest motion the tolerance resolves) within [1e-9 s, 1e-5 s]. Outputs
-    /// that are states get their derivative to rounding; others to about 1e-9 of their rate.
+    /// `fmi3GetOutputDerivatives`, order 1). A model written over the number type gives them
+    /// exactly: one pass of its equations over jets along its own motion, the states moving as
+    /// `dx/dt` and the inputs as the input derivatives set (0 where none was). Discrete
+    /// outputs change only at events: 0. A model that is not gives a central difference along
+    /// the same motion.
     pub fn get_output_derivatives(
         &mut self,
         vrs: &[u32],
@@ -52,6 +54,22 @@ impl<M: Model> Instance<M> {
                 ));
             }
         }
+        if <M::Jets as Lifted<M>>::LIFTED {
+            return match self.along_motion(vrs, values) {
+                Ok(()) => Ok(OK),
+                Err(e) => Err(format!(
+                    "t = {}: the derivative of {} is not finite here",
+                    self.time, self.vars[e.unknown as usize].name
+                )),
+            };
+        }
+        self.output_differences(vrs, values)
+    }
+
+    /// The outputs' first derivatives by central differences along the model's motion, the
+    /// states moved by `±δ dx/dt` and the inputs by `±δ du/dt`, with δ a thousandth of the
+    /// integrator's step within [1e-9 s, 1e-5 s] (a model not written over the number type).
+    fn output_differences(&mut self, vrs: &[u32], values: &mut [f64]) -> CallResult {
         let t = self.time;
         let delta = if self.step_size.is_finite() {
             (1e-3 * self.step_size).clamp(1e-9, 1e-5)

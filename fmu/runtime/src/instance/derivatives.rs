@@ -31,10 +31,7 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        self.derivative_request(unknowns, knowns)?;
-        self.refresh()?;
-        let status = self.defined("the directional derivatives are");
-        if status != OK {
+        if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
         if !<M::Jets as Lifted<M>>::LIFTED {
@@ -55,7 +52,7 @@ impl<M: Model> Instance<M> {
                 |i, _, v| sensitivity[i] = v,
             )
         } else {
-            self.continuous_columns().map(|()| {
+            self.columns(knowns).map(|()| {
                 for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                     *s = knowns
                         .iter()
@@ -76,10 +73,7 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        self.derivative_request(unknowns, knowns)?;
-        self.refresh()?;
-        let status = self.defined("the adjoint derivatives are");
-        if status != OK {
+        if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
         if !<M::Jets as Lifted<M>>::LIFTED {
@@ -105,7 +99,7 @@ impl<M: Model> Instance<M> {
                 |i, d, v| sensitivity[d] += seed[i] * v,
             )
         } else {
-            self.continuous_columns().map(|()| {
+            self.columns(knowns).map(|()| {
                 for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
                     *s = unknowns
                         .iter()
@@ -116,6 +110,30 @@ impl<M: Model> Instance<M> {
             })
         };
         Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
+    }
+
+    /// Checks the request; `Some(status)` to return at once. A lifted model after
+    /// initialization needs no refresh: its sweep computes every value it reads, and finds
+    /// where they are not finite.
+    fn derivatives_ready(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+    ) -> Result<Option<crate::logger::Status>, String> {
+        let after = self.state != FmiState::InitializationMode;
+        let quick = after
+            && self
+                .jacobian
+                .admits(unknowns, knowns, self.state == FmiState::ContinuousTimeMode);
+        if !quick {
+            self.derivative_request(unknowns, knowns)?;
+        }
+        if after && <M::Jets as Lifted<M>>::LIFTED {
+            return Ok(None);
+        }
+        self.refresh()?;
+        let status = self.defined("the derivatives are");
+        Ok((status != OK).then_some(status))
     }
 
     /// Discard, logged with the unknown whose derivative is not finite here.

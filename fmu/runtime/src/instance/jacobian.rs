@@ -13,6 +13,7 @@
 //! are not finite.
 
 use super::{FmiState, Instance};
+use crate::dual::Scalar;
 use crate::jet::Lanes;
 use crate::lift::{Equations, Lifted};
 use crate::model::Model;
@@ -27,21 +28,41 @@ pub(crate) struct Jacobian<M: Model> {
     lifted: M::Jets,
     /// By value reference: the byte offset of the variable's jet in `lifted` (NONE: not Real).
     offsets: Vec<usize>,
-    /// The knowns after initialization (the continuous inputs and the states, FMI 2.0.4
-    /// section 2.2.8), in column order.
+    /// The knowns after initialization (the states and the continuous inputs, FMI 2.0.4
+    /// section 2.2.8), the states first: column `c` is `plan[c]`.
     plan: Vec<u32>,
-    /// By value reference: its column among `plan` (NONE: not a known there).
+    /// The first input's column: the states' columns and the inputs' are swept apart, each
+    /// when first asked for (a Model Exchange importer asks for the states' alone).
+    inputs_from: usize,
+    /// By value reference: its column (NONE: not a known after initialization).
     column: Vec<usize>,
-    /// The unknowns after initialization.
+    /// The unknowns after initialization in every mode, with their jets' offsets.
     unknowns: Vec<u32>,
-    /// `values[vr * plan.len() + c]`: the derivative of unknown `vr` by known `plan[c]`.
+    unknown_offsets: Vec<usize>,
+    /// By value reference: its row among `unknowns` (NONE: none).
+    row: Vec<usize>,
+    /// The offsets of the unknowns that are no knowns: NaN before each sweep.
+    poisoned: Vec<usize>,
+    /// By value reference: what it may be after initialization (UNKNOWN, DISCRETE, KNOWN).
+    role: Vec<u8>,
+    /// `values[row * plan.len() + c]`: the derivative of an unknown by known `plan[c]`.
     values: Vec<f64>,
-    /// The columns hold the current point.
+    /// Whether anything below holds the current point; cleared by every change of a value.
     pub(crate) valid: bool,
+    /// Which column groups hold the current point (bit 0: states, bit 1: inputs), and
+    /// whether `lifted` holds its values.
+    fresh: u8,
+    synced: bool,
     /// An Initialization Mode sweep left derivatives in the parameters' jets: clear them all
     /// before the next sweep after it.
     stale: bool,
+    /// The state derivatives, for the outputs' motion.
+    rates: Vec<f64>,
 }
+
+const UNKNOWN: u8 = 1;
+const DISCRETE: u8 = 2;
+const KNOWN: u8 = 4;
 
 impl<M: Model> Jacobian<M> {
     pub(crate) fn new(model: &M, vars: &[crate::Var<M>]) -> Self {
@@ -76,28 +97,55 @@ impl<M: Model> Jacobian<M> {
                 && v.causality == Causality::Input
                 && v.variability == Variability::Continuous
         };
-        let plan: Vec<u32> = (0..vars.len() as u32)
-            .filter(|i| {
-                let v = &vars[*i as usize];
-                continuous_input(v) || v.derivative.is_some()
-            })
+        let all = 0..vars.len() as u32;
+        let mut plan: Vec<u32> = all
+            .clone()
+            .filter(|i| vars[*i as usize].derivative.is_some())
             .collect();
+        let inputs_from = plan.len();
+        plan.extend(all.clone().filter(|i| continuous_input(&vars[*i as usize])));
         let mut column = vec![NONE; vars.len()];
+        let mut role = vec![0u8; vars.len()];
         for (c, k) in plan.iter().enumerate() {
             column[*k as usize] = c;
+            role[*k as usize] |= KNOWN;
         }
-        let unknowns = (0..vars.len() as u32)
+        let unknowns: Vec<u32> = all
             .filter(|i| continuous_unknown(&vars[*i as usize]))
+            .collect();
+        let mut row = vec![NONE; vars.len()];
+        for (r, u) in unknowns.iter().enumerate() {
+            row[*u as usize] = r;
+            role[*u as usize] |= UNKNOWN;
+        }
+        for (vr, v) in vars.iter().enumerate() {
+            if v.is_real() && v.causality == Causality::Output {
+                role[vr] |= DISCRETE;
+            }
+        }
+        let unknown_offsets = unknowns.iter().map(|u| offsets[*u as usize]).collect();
+        let poisoned = unknowns
+            .iter()
+            .filter(|u| column[**u as usize] == NONE)
+            .map(|u| offsets[*u as usize])
             .collect();
         Jacobian {
             lifted,
             offsets,
-            values: vec![0.0; vars.len() * plan.len()],
+            values: vec![0.0; unknowns.len() * plan.len()],
             plan,
+            inputs_from,
             column,
             unknowns,
+            unknown_offsets,
+            row,
+            poisoned,
+            role,
             valid: false,
+            fresh: 0,
+            synced: false,
             stale: false,
+            rates: vec![0.0; M::STATES],
         }
     }
 
@@ -115,12 +163,20 @@ impl<M: Model> Jacobian<M> {
         }
     }
 
-    fn poison(&mut self, unknowns: &[u32], knowns: &[u32]) {
-        for u in unknowns {
-            if !knowns.contains(u) {
-                self.jet(*u).eps_mut().fill(f64::NAN);
-            }
-        }
+    /// Whether these may be asked for after initialization, in Continuous-Time Mode or not:
+    /// the quick check of every call there (the request check names what is refused).
+    pub(crate) fn admits(&self, unknowns: &[u32], knowns: &[u32], continuous_time: bool) -> bool {
+        let wanted = if continuous_time {
+            UNKNOWN
+        } else {
+            UNKNOWN | DISCRETE
+        };
+        unknowns
+            .iter()
+            .all(|u| self.role.get(*u as usize).is_some_and(|r| r & wanted != 0))
+            && knowns
+                .iter()
+                .all(|k| self.role.get(*k as usize).is_some_and(|r| r & KNOWN != 0))
     }
 }
 
@@ -148,7 +204,7 @@ fn check_order<M: Model>(model: &M, vars: &[crate::Var<M>], reals: &[usize]) {
     lifted.visit(&mut |j| {
         let name = vars[reals[i]].name;
         assert_eq!(
-            crate::Scalar::value(*j),
+            j.value(),
             i as f64 + 0.5,
             "{}: the lifted model's Real variable {i} is not {name}",
             M::NAME
@@ -172,50 +228,143 @@ pub(crate) struct NotFinite {
 }
 
 impl<M: Model> Instance<M> {
-    /// The columns of every known after initialization at the current point, swept unless
-    /// kept.
-    pub(crate) fn continuous_columns(&mut self) -> Result<(), NotFinite> {
-        if self.jacobian.valid {
-            return Ok(());
+    /// The columns of `knowns` (all after initialization) at the current point: the states'
+    /// and the inputs' column groups, each swept once per point when first asked for.
+    pub(crate) fn columns(&mut self, knowns: &[u32]) -> Result<(), NotFinite> {
+        let j = &mut self.jacobian;
+        if !j.valid {
+            (j.valid, j.fresh, j.synced) = (true, 0, false);
         }
+        let mut wanted = 0;
+        for k in knowns {
+            wanted |= if j.column[*k as usize] < j.inputs_from {
+                1
+            } else {
+                2
+            };
+        }
+        let groups = [(1, 0..j.inputs_from), (2, j.inputs_from..j.plan.len())];
+        for (group, columns) in groups {
+            if wanted & group != 0 && self.jacobian.fresh & group == 0 {
+                self.sweep(columns)?;
+                self.jacobian.fresh |= group;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass of the equations over jets per chunk of `columns`.
+    fn sweep(&mut self, columns: std::ops::Range<usize>) -> Result<(), NotFinite> {
         let t = self.time;
         let j = &mut self.jacobian;
         if j.stale {
             j.clear();
             j.stale = false;
         }
-        j.lifted.sync(&self.model);
-        let (plan, unknowns) = (std::mem::take(&mut j.plan), std::mem::take(&mut j.unknowns));
-        let lanes = <JetOf<M> as Lanes>::LANES;
-        let width = plan.len();
-        let mut result = Ok(());
-        for (chunk, knowns) in plan.chunks(lanes).enumerate() {
-            for (lane, k) in knowns.iter().enumerate() {
-                j.jet(*k).eps_mut()[lane] = 1.0;
+        if !j.synced {
+            j.lifted.sync(&self.model);
+            j.synced = true;
+        }
+        let (lanes, width) = (<JetOf<M> as Lanes>::LANES, j.plan.len());
+        // 0 while every value and derivative is finite, NaN otherwise.
+        let mut zero = 0.0;
+        for first in columns.clone().step_by(lanes) {
+            let chunk = first..columns.end.min(first + lanes);
+            for (lane, c) in chunk.clone().enumerate() {
+                let offset = j.offsets[j.plan[c] as usize];
+                jet_at::<M>(&mut j.lifted, offset).eps_mut()[lane] = 1.0;
             }
-            j.poison(&unknowns, knowns);
+            for offset in &j.poisoned {
+                jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+            }
             j.lifted.outputs(t);
-            for u in &unknowns {
-                let row = *u as usize * width + chunk * lanes;
-                let eps = jet_at::<M>(&mut j.lifted, j.offsets[*u as usize]).eps();
-                j.values[row..row + knowns.len()].copy_from_slice(&eps[..knowns.len()]);
-                if result.is_ok() && eps[..knowns.len()].iter().any(|e| !e.is_finite()) {
-                    result = Err(NotFinite { unknown: *u });
+            for (r, offset) in j.unknown_offsets.iter().enumerate() {
+                let x = jet_at::<M>(&mut j.lifted, *offset);
+                zero += x.value() * 0.0;
+                let to = &mut j.values[r * width + chunk.start..r * width + chunk.end];
+                for (to, e) in to.iter_mut().zip(x.eps()) {
+                    *to = *e;
+                    zero += e * 0.0;
                 }
             }
-            for k in knowns {
-                j.jet(*k).eps_mut().fill(0.0);
+            for c in chunk {
+                let offset = j.offsets[j.plan[c] as usize];
+                jet_at::<M>(&mut j.lifted, offset).eps_mut().fill(0.0);
             }
         }
-        (j.plan, j.unknowns) = (plan, unknowns);
-        j.valid = result.is_ok();
+        if zero == 0.0 {
+            return Ok(());
+        }
+        j.valid = false;
+        let bad = j.unknown_offsets.iter().position(|o| {
+            let x = jet_at::<M>(&mut j.lifted, *o);
+            !x.value().is_finite() || x.eps().iter().any(|e| !e.is_finite())
+        });
+        Err(NotFinite {
+            unknown: j.unknowns[bad.unwrap_or(0)],
+        })
+    }
+
+    /// The Real outputs `vrs` moving along the model's motion: lane 0 of one sweep, the states
+    /// seeded with their derivatives and the inputs with the input derivatives set.
+    pub(crate) fn along_motion(
+        &mut self,
+        vrs: &[u32],
+        values: &mut [f64],
+    ) -> Result<(), NotFinite> {
+        let t = self.time;
+        let j = &mut self.jacobian;
+        if !j.valid {
+            (j.valid, j.fresh, j.synced) = (true, 0, false);
+        }
+        if j.stale {
+            j.clear();
+            j.stale = false;
+        }
+        if !j.synced {
+            j.lifted.sync(&self.model);
+            j.synced = true;
+        }
+        self.model.derivatives(t, &mut j.rates);
+        for (c, k) in j.plan.iter().enumerate() {
+            let slope = if c < j.inputs_from {
+                j.rates[c]
+            } else {
+                self.slopes[*k as usize]
+            };
+            jet_at::<M>(&mut j.lifted, j.offsets[*k as usize]).eps_mut()[0] = slope;
+        }
+        for offset in &j.poisoned {
+            jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+        }
+        j.lifted.outputs(t);
+        let mut result = Ok(());
+        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
+            *value = match j.offsets[*vr as usize] {
+                offset if j.row[*vr as usize] != NONE => {
+                    jet_at::<M>(&mut j.lifted, offset).eps()[0]
+                }
+                _ => 0.0,
+            };
+            if !value.is_finite() && result.is_ok() {
+                result = Err(NotFinite { unknown: *vr });
+            }
+        }
+        for k in &j.plan {
+            jet_at::<M>(&mut j.lifted, j.offsets[*k as usize]).eps_mut()[0] = 0.0;
+        }
         result
     }
 
-    /// The derivative of unknown `u` by known `k` from the columns kept.
+    /// The derivative of unknown `u` by known `k` (after [`Instance::columns`]); 0 for a
+    /// discrete output.
+    #[inline]
     pub(crate) fn entry(&self, u: u32, k: u32) -> f64 {
         let j = &self.jacobian;
-        j.values[u as usize * j.plan.len() + j.column[k as usize]]
+        match j.row[u as usize] {
+            NONE => 0.0,
+            r => j.values[r * j.plan.len() + j.column[k as usize]],
+        }
     }
 
     /// In Initialization Mode: the unknowns moved along `directions` directions of the
@@ -246,7 +395,9 @@ impl<M: Model> Instance<M> {
                     eps[lane] += seed(first + lane, i);
                 }
             }
-            j.poison(unknowns, knowns);
+            for u in unknowns.iter().filter(|u| !knowns.contains(u)) {
+                j.jet(*u).eps_mut().fill(f64::NAN);
+            }
             j.lifted.start_states();
             j.lifted.calculated(t);
             j.lifted.outputs(t);

@@ -224,7 +224,8 @@ mod tests {
         g: f64,
     }
     crate::test_states!(Bare;);
-    impl crate::lift::Equations for Bare {
+    impl crate::lift::Equations<f64> for Bare {
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -237,7 +238,6 @@ mod tests {
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
-        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.g, Side::Positive, 0.0);
         }
@@ -267,7 +267,8 @@ mod tests {
         left: usize,
     }
     crate::test_states!(Countdown;);
-    impl crate::lift::Equations for Countdown {
+    impl crate::lift::Equations<f64> for Countdown {
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -279,7 +280,6 @@ mod tests {
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
-        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
             let changed = self.left > 0;
             self.left = self.left.saturating_sub(1);
@@ -339,7 +339,10 @@ mod tests {
         }
         fn start_states(&mut self) {}
     }
-    impl crate::lift::Equations for Drift {
+    impl crate::lift::Equations<f64> for Drift {
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = self.v;
+        }
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -351,9 +354,6 @@ mod tests {
         const EVENT_INDICATORS: usize = 1;
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
-        }
-        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-            dx[0] = self.v;
         }
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.x + self.u, Side::Negative, 0.0);

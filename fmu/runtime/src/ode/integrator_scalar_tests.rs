@@ -24,7 +24,12 @@ impl Default for Scalar {
     }
 }
 crate::test_states!(Scalar; x);
-impl crate::lift::Equations for Scalar {
+impl crate::lift::Equations<f64> for Scalar {
+    fn derivatives(&self, t: f64, dx: &mut [f64]) {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        dx[0] = (self.f)(t, self.x);
+    }
     fn outputs(&mut self, _t: f64) {}
 }
 
@@ -39,11 +44,6 @@ impl Model for Scalar {
     }
     fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
-    }
-    fn derivatives(&self, t: f64, dx: &mut [f64]) {
-        self.calls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        dx[0] = (self.f)(t, self.x);
     }
     // No hysteresis: the integrator's own handling of an indicator at zero is under test.
     fn event_indicators(&self, t: f64, z: &mut Indicators) {

@@ -30,7 +30,12 @@ impl<const SIXTH: bool> crate::declare::Variables for Oscillator<SIXTH> {
     }
     fn start_states(&mut self) {}
 }
-impl<const SIXTH: bool> crate::lift::Equations for Oscillator<SIXTH> {
+impl<const SIXTH: bool> crate::lift::Equations<f64> for Oscillator<SIXTH> {
+    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+        self.evaluations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        dx.copy_from_slice(&[self.v, -W * W * self.x]);
+    }
     fn outputs(&mut self, _t: f64) {}
 }
 
@@ -42,11 +47,6 @@ impl<const SIXTH: bool> Model for Oscillator<SIXTH> {
     const SIXTH_ORDER_FROM: f64 = if SIXTH { 1e-6 } else { 0.0 };
     fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
         Ok(())
-    }
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-        self.evaluations
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        dx.copy_from_slice(&[self.v, -W * W * self.x]);
     }
     type Jets = crate::lift::Unlifted;
 }
@@ -145,7 +145,10 @@ fn the_chatter_limit_is_the_documented_count() {
         gap: f64,
     }
     crate::test_states!(Ladder; x);
-    impl crate::lift::Equations for Ladder {
+    impl crate::lift::Equations<f64> for Ladder {
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = 1.0;
+        }
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -157,9 +160,6 @@ fn the_chatter_limit_is_the_documented_count() {
         const EVENT_INDICATORS: usize = 1;
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
-        }
-        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-            dx[0] = 1.0;
         }
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
             z.set(0, self.next - self.x, crate::Side::Positive, 0.0);
@@ -200,7 +200,8 @@ fn event_iteration_that_never_settles_is_an_error() {
     #[derive(Default, Clone)]
     struct Flip(Ball);
     crate::test_states!(Flip;);
-    impl crate::lift::Equations for Flip {
+    impl crate::lift::Equations<f64> for Flip {
+        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -212,7 +213,6 @@ fn event_iteration_that_never_settles_is_an_error() {
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
         }
-        fn derivatives(&self, _t: f64, _dx: &mut [f64]) {}
         fn event_update(&mut self, _t: f64) -> Result<bool, Invalid> {
             self.0.bounces += 1;
             Ok(true)
@@ -232,7 +232,10 @@ fn time_events_split_the_step() {
         u: f64,
     }
     crate::test_states!(StepInput; x);
-    impl crate::lift::Equations for StepInput {
+    impl crate::lift::Equations<f64> for StepInput {
+        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+            dx[0] = self.u;
+        }
         fn outputs(&mut self, _t: f64) {}
     }
 
@@ -243,9 +246,6 @@ fn time_events_split_the_step() {
         const DEFAULT_EXPERIMENT: Experiment = Ball::DEFAULT_EXPERIMENT;
         fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
             Ok(())
-        }
-        fn derivatives(&self, _t: f64, dx: &mut [f64]) {
-            dx[0] = self.u;
         }
         fn next_time_event(&self, t: f64) -> Option<f64> {
             (t < 0.3).then_some(0.3)
