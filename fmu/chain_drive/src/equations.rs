@@ -73,3 +73,60 @@ impl<S: Scalar> Equations for ChainDrive<S> {
         (self.energy_dissipated, self.energy_impact) = (zero, zero);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FREE, UPPER};
+    use fmu_runtime::lift::Lifted;
+    use fmu_runtime::{Jet, Model};
+
+    /// The full chain starts untensioned: `calculated` gives `L_upper_0` the upper run's length
+    /// at the start pose by the same code that `outputs` measures it with, so its extension is
+    /// 0 with every derivative by the parameters. Slack at the start, its tension and the
+    /// chain's torques are 0 with every derivative. Taut (the event iteration's choice when the
+    /// engine pulls), the tension is `c_chain` times the run's rate, the rounding of the
+    /// cancelling terms `r_ds rho w_rw - r_ws w_rw`, and its derivatives are that rounding's.
+    #[test]
+    fn the_full_chain_starts_untensioned() {
+        for mode in [FREE, UPPER] {
+            let mut m = ChainDrive::default();
+            (m.bike.c, m.w_rw_start, m.tau_eng) = (40.0, 5.0, 60.0);
+            m.initialize(0.0).unwrap();
+            m.mode = mode;
+            let mut j = ChainDrive::<Jet<10>>::lift(&m);
+            let b = &mut j.bike;
+            for (i, x) in [
+                &mut b.c,
+                &mut b.k,
+                &mut b.slack,
+                &mut b.layout.r_ds,
+                &mut b.layout.r_ws,
+                &mut b.layout.l_sa,
+                &mut b.layout.ds_x,
+                &mut j.w_rw_start,
+                &mut j.theta_sa_start,
+                &mut j.tau_eng,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                x.eps[i] = 1.0;
+            }
+            j.start_states();
+            j.calculated(0.0);
+            j.outputs(0.0);
+            assert_eq!((j.e_u.re, j.e_u.eps), (0.0, [0.0; 10]), "mode {mode}");
+            for (name, x) in [
+                ("T_upper", j.t_u),
+                ("tau_chain_ds", j.tau_chain_ds),
+                ("tau_chain_rw", j.tau_chain_rw),
+                ("tau_chain_sa", j.tau_chain_sa),
+            ] {
+                let largest = x.eps.iter().fold(x.re.abs(), |a, e| a.max(e.abs()));
+                let bound = if mode == FREE { 0.0 } else { 1e-14 };
+                assert!(largest <= bound, "mode {mode}: {name} {x:?}");
+            }
+        }
+    }
+}

@@ -7,6 +7,10 @@
 //! `u_sa = tau_preload - k_susp (th_sa - th_ref) - c_susp w_sa - G_sa cos(th_sa) + tau_load`,
 //! `u_rw = tau_load - (c_brake + gamma_rw) w_rw`.
 //! A run of tension `T` adds `-T grad L` (its length `L` from [`crate::geometry`]).
+//!
+//! Here: the parameters, the mass matrix, the run lengths and the forces every chain model
+//! shares, and the outputs that follow from a motion; each chain model's motion, events and
+//! mode changes in its own module (`full`, `qss`, `inextensible`).
 
 use crate::geometry::{Frame, Layout, Runs};
 use fmu_runtime::{Invalid, Scalar, Variables};
