@@ -16,12 +16,13 @@
 //! their first two derivatives are computed in closed form here (the thesis's printed lengths
 //! lack the arm's contribution, see the documentation).
 
-use fmu_runtime::{Dual, Scalar, Variables};
+use fmu_runtime::{Scalar, Variables};
 
 /// What does not change during a run: where the pivot, the sprockets and the swing arm's centre
-/// of mass are. The start values are Table 2.2 of the thesis.
+/// of mass are. The start values are Table 2.2 of the thesis. Generic over the number type of
+/// the model (`fmu_runtime::lift`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Layout {
+pub struct Layout<S = f64> {
     /// Swing-arm length, pivot to wheel axle.
     #[parameter(
         start = 0.7,
@@ -29,42 +30,41 @@ pub struct Layout {
         min = 0.0,
         describe = "Swing-arm length, pivot to wheel axle (> 0)"
     )]
-    pub l_sa: f64,
+    pub l_sa: S,
     /// Distance from the pivot to the swing arm's centre of mass.
     #[parameter(
         start = 0.35,
         unit = "m",
         describe = "Distance from the pivot to the swing arm's centre of mass, along the arm"
     )]
-    pub d_sa: f64,
+    pub d_sa: S,
     #[parameter(
         start = 0.03,
         unit = "m",
         min = 0.0,
         describe = "Pitch radius of the drive sprocket (> 0)"
     )]
-    pub r_ds: f64,
+    pub r_ds: S,
     #[parameter(
         start = 0.08,
         unit = "m",
         min = 0.0,
         describe = "Pitch radius of the wheel sprocket (> 0)"
     )]
-    pub r_ws: f64,
+    pub r_ws: S,
     /// Drive sprocket centre, forward of the pivot.
     #[parameter(
         start = 0.08,
         unit = "m",
         describe = "Drive sprocket centre, forward of the swing-arm pivot"
     )]
-    pub ds_x: f64,
+    pub ds_x: S,
     /// Drive sprocket centre, above the pivot.
     #[parameter(start = -0.02, unit = "m", describe = "Drive sprocket centre, above the swing-arm pivot (negative: below)")]
-    pub ds_z: f64,
+    pub ds_z: S,
 }
 
-/// The layout's lengths in the number type of the equations: `f64` for the simulation,
-/// [`Dual`] for its exact derivatives.
+/// The layout's lengths as the equations read them.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<S> {
     pub l_sa: S,
@@ -144,9 +144,9 @@ impl<S: Scalar> Frame<S> {
     }
 }
 
-impl Layout {
+impl<S: Scalar> Layout<S> {
     #[inline(always)]
-    pub fn frame(&self) -> Frame<f64> {
+    pub fn frame(&self) -> Frame<S> {
         Frame {
             l_sa: self.l_sa,
             d_sa: self.d_sa,
@@ -156,20 +156,24 @@ impl Layout {
             ds_z: self.ds_z,
         }
     }
+}
 
-    /// The frame moving as `seed`'s fields say.
-    pub fn along(&self, seed: &Layout) -> Frame<Dual> {
-        let dual = Dual::seeded;
+impl<S: Scalar> Frame<S> {
+    /// The lengths' values, without their derivatives.
+    #[inline(always)]
+    pub fn value(&self) -> Frame<f64> {
         Frame {
-            l_sa: dual(self.l_sa, seed.l_sa),
-            d_sa: dual(self.d_sa, seed.d_sa),
-            r_ds: dual(self.r_ds, seed.r_ds),
-            r_ws: dual(self.r_ws, seed.r_ws),
-            ds_x: dual(self.ds_x, seed.ds_x),
-            ds_z: dual(self.ds_z, seed.ds_z),
+            l_sa: self.l_sa.value(),
+            d_sa: self.d_sa.value(),
+            r_ds: self.r_ds.value(),
+            r_ws: self.r_ws.value(),
+            ds_x: self.ds_x.value(),
+            ds_z: self.ds_z.value(),
         }
     }
+}
 
+impl Layout {
     /// The sprockets' clearance at `th_sa`: the distance between their centres less
     /// `r_ds + r_ws`. The chain can wrap only while it is positive (the sprockets do not
     /// overlap); the open-belt formulas themselves hold down to `d = |r_ws - r_ds|`.
