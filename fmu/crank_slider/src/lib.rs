@@ -4,7 +4,7 @@
 
 use fmu_runtime::math::{cos, sin};
 use fmu_runtime::{
-    export_fmu, Dual, Experiment, Indicators, Invalid, Model, Scalar, Side, Variables,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Scalar, Side, Variables,
 };
 
 /// Hysteresis of the dead-centre indicator sin(phi) near phi = 0: sin(phi) is rounded to
@@ -84,16 +84,16 @@ pub mod geometry {
 
 /// A small single-cylinder engine: 50 mm crank, 160 mm rod, from rest at top dead centre.
 #[derive(Debug, Clone, Variables)]
-pub struct CrankSlider {
+pub struct CrankSlider<S = f64> {
     #[parameter(start = 0.05, unit = "m", min = 0.0, describe = "Crank radius a (> 0)")]
-    crank_radius: f64,
+    crank_radius: S,
     #[parameter(
         start = 0.16,
         unit = "m",
         min = 0.0,
         describe = "Connecting rod length l (> crank_radius)"
     )]
-    rod_length: f64,
+    rod_length: S,
     #[parameter(
         name = "J",
         start = 0.02,
@@ -101,105 +101,53 @@ pub struct CrankSlider {
         min = 0.0,
         describe = "Inertia of crank and flywheel (> 0: the only inertia at the dead centres)"
     )]
-    j: f64,
+    j: S,
     #[parameter(start = 0.5, unit = "kg", min = 0.0, describe = "Piston mass")]
-    m: f64,
+    m: S,
     #[parameter(unit = "rad", describe = "Initial crank angle (0: top dead centre)")]
-    phi_start: f64,
+    phi_start: S,
     #[parameter(unit = "rad/s", describe = "Initial crank speed")]
-    w_start: f64,
+    w_start: S,
     #[input(unit = "N.m", describe = "External torque on the crank")]
-    tau: f64,
+    tau: S,
     #[input(
         unit = "N",
         describe = "External force on the piston along s (positive pushes s up)"
     )]
-    f: f64,
+    f: S,
     #[output(unit = "rad", depends_on = ["phi"], initial_depends_on = ["phi_start"], state, angle, from = phi_start, derivative = "w", describe = "Crank angle (state)")]
-    phi: f64,
+    phi: S,
     #[output(unit = "rad/s", depends_on = ["w"], initial_depends_on = ["w_start"], state, from = w_start, derivative = "alpha", describe = "Crank speed (state)")]
-    w: f64,
+    w: S,
     #[output(unit = "rad/s2", depends_on = DYNAMIC, describe = "Crank acceleration")]
-    alpha: f64,
+    alpha: S,
     #[output(unit = "m", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "Piston position from the crank axis: a cos(phi) + sqrt(l^2 - a^2 sin(phi)^2)")]
-    s: f64,
+    s: S,
     #[output(unit = "m/s", depends_on = ["phi", "w"], initial_depends_on = ["crank_radius", "rod_length", "phi_start", "w_start"], describe = "Piston speed ds/dt")]
-    v: f64,
+    v: S,
     #[output(unit = "m/s2", depends_on = DYNAMIC, describe = "Piston acceleration")]
-    a_s: f64,
+    a_s: S,
     #[output(unit = "m/rad", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "ds/dphi, the transmission ratio of the mechanism")]
-    ds_dphi: f64,
+    ds_dphi: S,
     #[output(unit = "m/rad2", depends_on = ["phi"], initial_depends_on = INITIAL_GEOMETRY, describe = "d2s/dphi2")]
-    d2s_dphi2: f64,
+    d2s_dphi2: S,
     #[output(unit = "N.m", depends_on = DYNAMIC, describe = "Torque the rod exerts on the crank")]
-    tau_rod: f64,
+    tau_rod: S,
     #[output(min = 0.0, depends_on = [], initial_depends_on = [], describe = "Dead centres (phi = k pi) passed since the start, counted by events")]
     dead_centre_count: i32,
     #[local(min = -1.0, max = 1.0, describe = "Sign of sin(phi) since the last dead centre passed (0: not yet left)")]
     side: i32,
 }
 
-/// What the equations read: parameters, states and inputs, over any [`Scalar`] (f64 for the
-/// simulation, dual numbers for its exact derivatives).
-#[derive(Clone, Copy)]
-struct Knowns<S> {
-    a: S,
-    l: S,
-    j: S,
-    m: S,
-    phi: S,
-    w: S,
-    tau: S,
-    f: S,
-}
-
-/// The outputs the equations give.
-struct Motion<S> {
-    alpha: S,
-    geometry: geometry::Slider<S>,
-    v: S,
-    a_s: S,
-    tau_rod: S,
-}
-
-impl<S: Scalar> Knowns<S> {
+impl<S: Scalar> CrankSlider<S> {
     /// Crank acceleration from Lagrange's equation with T = (J + m s'^2) w^2 / 2:
     /// `(J + m s'^2) alpha + m s' s'' w^2 = tau + f s'`.
     fn acceleration(&self, sp: S, spp: S) -> S {
         (self.tau + self.f * sp - self.m * sp * spp * self.w * self.w) / (self.j + self.m * sp * sp)
     }
-
-    fn motion(&self) -> Motion<S> {
-        let geometry = geometry::at(self.a, self.l, self.phi);
-        let (sp, spp) = (geometry.sp, geometry.spp);
-        let alpha = self.acceleration(sp, spp);
-        let a_s = spp * self.w * self.w + sp * alpha;
-        Motion {
-            alpha,
-            geometry,
-            v: sp * self.w,
-            a_s,
-            // Massless rod, ideal joints: tau_rod dphi + F_rod ds = 0 with the rod's force on
-            // the piston F_rod = m a_s - f.
-            tau_rod: -(self.m * a_s - self.f) * sp,
-        }
-    }
 }
 
 impl CrankSlider {
-    fn knowns(&self) -> Knowns<f64> {
-        Knowns {
-            a: self.crank_radius,
-            l: self.rod_length,
-            j: self.j,
-            m: self.m,
-            phi: self.phi,
-            w: self.w,
-            tau: self.tau,
-            f: self.f,
-        }
-    }
-
     fn side_of(&self) -> i32 {
         let s = sin(self.phi);
         if s > 0.0 {
@@ -216,20 +164,27 @@ const DYNAMIC: &[&str] = &["phi", "w", "tau", "f"];
 /// The mechanism's geometry at the start angle.
 const INITIAL_GEOMETRY: &[&str] = &["crank_radius", "rod_length", "phi_start"];
 
-impl fmu_runtime::Equations<f64> for CrankSlider {
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+/// The mechanism's equations, once for the simulation (`f64`) and its exact derivatives (jets).
+impl<S: Scalar> Equations<S> for CrankSlider<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
         // The geometry first: the knowns the acceleration reads are then loaded after the
         // call, not kept across it.
         let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        let (s, dx) = (CrankSlider::STATE, &mut dx[..<CrankSlider as Variables>::STATES]);
         dx[s.phi] = self.w;
-        dx[s.w] = self.knowns().acceleration(g.sp, g.spp);
+        dx[s.w] = self.acceleration(g.sp, g.spp);
     }
+
     fn outputs(&mut self, _t: f64) {
-        let m = self.knowns().motion();
-        (self.alpha, self.v, self.a_s, self.tau_rod) = (m.alpha, m.v, m.a_s, m.tau_rod);
-        let g = m.geometry;
-        (self.s, self.ds_dphi, self.d2s_dphi2) = (g.s, g.sp, g.spp);
+        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
+        let (sp, spp) = (g.sp, g.spp);
+        let alpha = self.acceleration(sp, spp);
+        let a_s = spp * self.w * self.w + sp * alpha;
+        (self.alpha, self.v, self.a_s) = (alpha, sp * self.w, a_s);
+        // Massless rod, ideal joints: tau_rod dphi + F_rod ds = 0 with the rod's force on the
+        // piston F_rod = m a_s - f.
+        self.tau_rod = -(self.m * a_s - self.f) * sp;
+        (self.s, self.ds_dphi, self.d2s_dphi2) = (g.s, sp, spp);
     }
 }
 
@@ -325,29 +280,8 @@ impl Model for CrankSlider {
         Ok(())
     }
 
-    type Jets = fmu_runtime::Unlifted;
-
-    const PROVIDES_DERIVATIVES: bool = true;
-
-    /// The same equations in dual numbers.
-    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
-        let dual = Dual::seeded;
-        let k = Knowns {
-            a: dual(self.crank_radius, seed.crank_radius),
-            l: dual(self.rod_length, seed.rod_length),
-            j: dual(self.j, seed.j),
-            m: dual(self.m, seed.m),
-            phi: dual(self.phi, seed.phi),
-            w: dual(self.w, seed.w),
-            tau: dual(self.tau, seed.tau),
-            f: dual(self.f, seed.f),
-        };
-        let m = k.motion();
-        let t = tangent;
-        (t.alpha, t.v, t.a_s, t.tau_rod) = (m.alpha.eps, m.v.eps, m.a_s.eps, m.tau_rod.eps);
-        let g = m.geometry;
-        (t.s, t.ds_dphi, t.d2s_dphi2) = (g.s.eps, g.sp.eps, g.spp.eps);
-    }
+    /// One lane per state; the two continuous inputs' columns (tau, f) are swept apart.
+    type Jets = CrankSlider<Jet<2>>;
 }
 
 export_fmu!(CrankSlider);

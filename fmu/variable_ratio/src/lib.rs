@@ -7,7 +7,7 @@
 //! flowing into the transmission, which the energy argument below needs.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{Dual, Indicators, Invalid, Scalar, Side, Variables, HYSTERESIS};
+use fmu_runtime::{Indicators, Invalid, Scalar, Side, Variables, HYSTERESIS};
 
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
@@ -20,29 +20,30 @@ pub const NO_LOSSES: i32 = 0;
 pub const CONSTANT_EFFICIENCY: i32 = 1;
 
 /// Parameters of the compliance and the losses, the seed's defaults. Both FMUs embed them with
-/// `#[variables]`.
+/// `#[variables]`. Generic over the number type of the models that embed it (see
+/// `fmu_runtime::lift`); `direction` and `losses` are Integers and choose the equations.
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Transmission {
+pub struct Transmission<S = f64> {
     #[parameter(
         start = 30000.0,
         unit = "N.m/rad",
         min = 0.0,
         describe = "Transmission stiffness at the base (> 0)"
     )]
-    pub k_p: f64,
+    pub k_p: S,
     #[parameter(
         start = 0.05,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Transmission damping at the base (> 0)"
     )]
-    pub k_v: f64,
+    pub k_v: S,
     #[parameter(
         name = "tau_B_start",
         unit = "N.m",
         describe = "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p"
     )]
-    pub tau_b_start: f64,
+    pub tau_b_start: S,
     /// +1: the follower turns with the base; -1: against it.
     #[parameter(start = 1, min = -1.0, max = 1.0, describe = "+1: follower turns in the same direction as the base; -1: opposite")]
     pub direction: i32,
@@ -54,28 +55,28 @@ pub struct Transmission {
         max = 1.0,
         describe = "Mesh efficiency, in (0, 1]"
     )]
-    pub eta: f64,
+    pub eta: S,
     #[parameter(
         start = 1.0,
         unit = "rad/s",
         min = 0.0,
         describe = "Speed below which the efficiency is regularized towards 1"
     )]
-    pub w_th: f64,
+    pub w_th: S,
     #[parameter(
         name = "mu_B",
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction coefficient at the base shaft"
     )]
-    pub mu_b: f64,
+    pub mu_b: S,
     #[parameter(
         name = "mu_F",
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction coefficient at the follower shaft"
     )]
-    pub mu_f: f64,
+    pub mu_f: S,
 }
 
 // What the torques at the start follow besides the two speeds and the ratio: the compliance
@@ -91,18 +92,18 @@ pub const BOTH_TORQUES: [&str; 8] = concat_names(&[&FOLLOWER_TORQUE, &["mu_B"]])
 /// Each FMU says what the losses depend on, and at the start what follows its speeds
 /// (`#[variables(depends_on(power_loss) = ..., initial_depends_on(...) = ...)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Compliance {
+pub struct Compliance<S = f64> {
     #[output(unit = "rad", depends_on = ["phi"], initial_depends_on = ["k_p", "tau_B_start"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
-    pub phi: f64,
+    pub phi: S,
     #[output(unit = "rad/s", depends_on = ["w_B", "w_F", "r"], describe = "Rate of the compliance angle, s r w_F - w_B")]
-    pub phi_dot: f64,
+    pub phi_dot: S,
     #[output(
         unit = "W",
         describe = "Power dissipated by damping, mesh and bearings"
     )]
-    pub power_loss: f64,
+    pub power_loss: S,
     #[output(unit = "J", depends_on = ["energy_loss"], initial_depends_on = [], state, derivative = "power_loss", describe = "Energy dissipated since the start (state)")]
-    pub energy_loss: f64,
+    pub energy_loss: S,
     /// Changes only in the event iteration, so it follows no known between events.
     #[output(start = 1, min = -1.0, max = 1.0, depends_on = [], describe = "+1 forward (base drives the follower), -1 reverse")]
     pub power_flow: i32,
@@ -122,8 +123,23 @@ impl Compliance {
     }
 }
 
+impl<S: Scalar> Compliance<S> {
+    /// At the start: the spring holds `tau_B_start` (phi = -tau_B_start/k_p, moving with both
+    /// parameters in Initialization Mode), nothing dissipated yet.
+    pub fn start(&mut self, t: &Transmission<S>) {
+        self.phi = t.phi_start();
+        self.energy_loss = S::constant(0.0);
+    }
+
+    /// Takes the rate of the compliance angle and the losses from `q`.
+    pub fn follow(&mut self, q: &Torques<S>) {
+        self.phi_dot = q.phi_dot;
+        self.power_loss = q.power_loss;
+    }
+}
+
 /// The torques and losses at one instant, in the number type of the equations (`f64` for the
-/// simulation, [`Dual`] for its exact derivatives).
+/// simulation, jets for its exact derivatives).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Torques<S = f64> {
     /// dphi/dt = s r w_f - w_b
@@ -140,31 +156,7 @@ pub struct Torques<S = f64> {
     pub flow: S,
 }
 
-/// The transmission's Real parameters in the number type of the equations; `direction` and
-/// `losses` are Integers and choose the equations.
-#[derive(Debug, Clone, Copy)]
-pub struct Coefficients<S> {
-    pub k_p: S,
-    pub k_v: S,
-    pub tau_b_start: S,
-    pub eta: S,
-    pub w_th: S,
-    pub mu_b: S,
-    pub mu_f: S,
-}
-
-impl<S: Scalar> Coefficients<S> {
-    /// The compliance angle at which the spring holds `tau_B_start` at rest.
-    pub fn phi_start(&self) -> S {
-        -self.tau_b_start / self.k_p
-    }
-}
-
 impl Transmission {
-    pub fn s(&self) -> f64 {
-        f64::from(self.direction)
-    }
-
     /// Whether the transmission between inertias `j_b` and `j_f` is stiff at ratio `r` and the
     /// follower torque `tau_f`: whether some rate of decay exceeds [`STIFF_RATE`]. The rates are
     /// the fast root of the overdamped compliance mode (an underdamped one is an oscillation
@@ -189,103 +181,6 @@ impl Transmission {
             .max(self.mu_f / j_f)
             .max(loss);
         fastest > STIFF_RATE
-    }
-
-    pub fn coefficients(&self) -> Coefficients<f64> {
-        Coefficients {
-            k_p: self.k_p,
-            k_v: self.k_v,
-            tau_b_start: self.tau_b_start,
-            eta: self.eta,
-            w_th: self.w_th,
-            mu_b: self.mu_b,
-            mu_f: self.mu_f,
-        }
-    }
-
-    /// The coefficients moving as `seed`'s fields say (their derivatives along one direction).
-    pub fn along(&self, seed: &Transmission) -> Coefficients<Dual> {
-        let dual = Dual::seeded;
-        Coefficients {
-            k_p: dual(self.k_p, seed.k_p),
-            k_v: dual(self.k_v, seed.k_v),
-            tau_b_start: dual(self.tau_b_start, seed.tau_b_start),
-            eta: dual(self.eta, seed.eta),
-            w_th: dual(self.w_th, seed.w_th),
-            mu_b: dual(self.mu_b, seed.mu_b),
-            mu_f: dual(self.mu_f, seed.mu_f),
-        }
-    }
-
-    /// The compliance angle at which the spring holds `tau_B_start` at rest.
-    pub fn phi_start(&self) -> f64 {
-        self.coefficients().phi_start()
-    }
-
-    pub fn torques(&self, phi: f64, w_b: f64, w_f: f64, r: f64) -> Torques {
-        self.torques_in(self.coefficients(), phi, w_b, w_f, r)
-    }
-
-    /// Equations: `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
-    /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_f/w_th)` with
-    /// `tau_Coul = |tau_F| (1 - eta)`. With `x = -s r tau_B` the last two give
-    /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_f/w_th)`, with no iteration.
-    /// Each product keeps the order of its factors' rounding, so `f64` gives the simulation's
-    /// bits; `sign(x)` is constant between its jumps, so its derivative is zero.
-    pub fn torques_in<S: Scalar>(
-        &self,
-        c: Coefficients<S>,
-        phi: S,
-        w_b: S,
-        w_f: S,
-        r: S,
-    ) -> Torques<S> {
-        let s = self.s();
-        let phi_dot = r * s * w_f - w_b;
-        let tau_spring = -c.k_p * phi - c.k_v * phi_dot;
-        let x = r * -s * tau_spring;
-        let (tau_mesh, tau_loss) = if self.losses == CONSTANT_EFFICIENCY {
-            // The follower speed in both flows: tau_loss works against w_f, so c w_f >= 0 keeps
-            // tau_loss w_f = |x| c w_f / (1 - c sign x) >= 0. (The base speed in reverse flow
-            // dissipated negatively while s w_b and w_f had opposite signs.)
-            let one = S::constant(1.0);
-            let c = (one - c.eta) * (w_f * 4.0 / c.w_th).tanh();
-            let tau_f = x / (one - c * x.value().signum());
-            (tau_f, tau_f - x)
-        } else {
-            (x, S::constant(0.0))
-        };
-        let power_loss =
-            c.k_v * phi_dot * phi_dot + tau_loss * w_f + c.mu_b * w_b * w_b + c.mu_f * w_f * w_f;
-        Torques {
-            phi_dot,
-            tau_b: tau_spring + c.mu_b * w_b,
-            tau_f: tau_mesh + c.mu_f * w_f,
-            tau_loss,
-            power_loss,
-            // Base power in minus follower power out, on the loss-free torques.
-            flow: tau_spring * (w_b + r * s * w_f),
-        }
-    }
-
-    /// The torques in dual numbers, moving as the seeds say, at the speeds and ratio `(w_b,
-    /// w_f, r)` (each with its seed); writes the compliance's tangent. The compliance angle
-    /// moves with its own seed after Initialization Mode and, in it, with phi_start =
-    /// -tau_B_start/k_p: only one of the two seeds is ever nonzero (parameters are knowns only
-    /// in Initialization Mode, the state only after it).
-    pub fn tangent(
-        &self,
-        seed: &Transmission,
-        (compliance, compliance_seed): (&Compliance, &Compliance),
-        tangent: &mut Compliance,
-        [w_b, w_f, r]: [Dual; 3],
-    ) -> Torques<Dual> {
-        let c = self.along(seed);
-        let phi = Dual::seeded(compliance.phi, compliance_seed.phi + c.phi_start().eps);
-        let q = self.torques_in(c, phi, w_b, w_f, r);
-        (tangent.phi, tangent.phi_dot) = (phi.eps, q.phi_dot.eps);
-        tangent.power_loss = q.power_loss.eps;
-        q
     }
 
     pub fn check(&self) -> Result<(), Invalid> {
@@ -320,6 +215,56 @@ impl Transmission {
             }
         }
         Ok(())
+    }
+}
+
+/// The transmission's equations, once for the simulation (`f64`) and its exact derivatives
+/// (jets).
+impl<S: Scalar> Transmission<S> {
+    pub fn s(&self) -> f64 {
+        f64::from(self.direction)
+    }
+
+    /// The compliance angle at which the spring holds `tau_B_start` at rest.
+    pub fn phi_start(&self) -> S {
+        -self.tau_b_start / self.k_p
+    }
+
+    /// Equations: `dphi/dt = s r w_f - w_b`, `tau_B = -k_p phi - k_v dphi/dt`,
+    /// `s r tau_B + tau_F - tau_loss = 0`, `tau_loss = tau_Coul tanh(4 w_f/w_th)` with
+    /// `tau_Coul = |tau_F| (1 - eta)`. With `x = -s r tau_B` the last two give
+    /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_f/w_th)`, with no iteration.
+    /// Each product keeps the order of its factors' rounding, so `f64` gives the simulation's
+    /// bits; `sign(x)` is constant between its jumps, so its derivative is zero.
+    pub fn torques(&self, phi: S, w_b: S, w_f: S, r: S) -> Torques<S> {
+        let s = self.s();
+        let phi_dot = r * s * w_f - w_b;
+        let tau_spring = -self.k_p * phi - self.k_v * phi_dot;
+        let x = r * -s * tau_spring;
+        let (tau_mesh, tau_loss) = if self.losses == CONSTANT_EFFICIENCY {
+            // The follower speed in both flows: tau_loss works against w_f, so c w_f >= 0 keeps
+            // tau_loss w_f = |x| c w_f / (1 - c sign x) >= 0. (The base speed in reverse flow
+            // dissipated negatively while s w_b and w_f had opposite signs.)
+            let one = S::constant(1.0);
+            let c = (one - self.eta) * (w_f * 4.0 / self.w_th).tanh();
+            let tau_f = x / (one - c * x.value().signum());
+            (tau_f, tau_f - x)
+        } else {
+            (x, S::constant(0.0))
+        };
+        let power_loss = self.k_v * phi_dot * phi_dot
+            + tau_loss * w_f
+            + self.mu_b * w_b * w_b
+            + self.mu_f * w_f * w_f;
+        Torques {
+            phi_dot,
+            tau_b: tau_spring + self.mu_b * w_b,
+            tau_f: tau_mesh + self.mu_f * w_f,
+            tau_loss,
+            power_loss,
+            // Base power in minus follower power out, on the loss-free torques.
+            flow: tau_spring * (w_b + r * s * w_f),
+        }
     }
 }
 

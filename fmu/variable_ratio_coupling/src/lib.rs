@@ -2,43 +2,45 @@
 //! inertial FMUs without an algebraic loop. Physics in the `variable-ratio` crate.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{export_fmu, Dual, Experiment, Indicators, Invalid, Model, Variables};
+use fmu_runtime::{
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Scalar, Variables,
+};
 use variable_ratio::{
     check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
     BOTH_TORQUES, FOLLOWER_TORQUE,
 };
 
 #[derive(Debug, Clone, Variables)]
-pub struct VariableRatioCoupling {
+pub struct VariableRatioCoupling<S = f64> {
     #[variables]
-    params: Transmission,
+    params: Transmission<S>,
     #[input(name = "w_B", unit = "rad/s", describe = "Base shaft speed")]
-    w_b: f64,
+    w_b: S,
     #[input(name = "w_F", unit = "rad/s", describe = "Follower shaft speed")]
-    w_f: f64,
+    w_f: S,
     #[input(
         start = 1.0,
         min = 0.0,
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
-    r: f64,
+    r: S,
     #[output(name = "tau_B", unit = "N.m", depends_on = ALL, initial_depends_on = &INITIAL_TAU_B, describe = "Torque the base shaft applies to the coupling (the base shaft feels -tau_B)")]
-    tau_b: f64,
+    tau_b: S,
     #[output(name = "tau_F", unit = "N.m", depends_on = ALL, initial_depends_on = &INITIAL_TAU_F, describe = "Torque the follower shaft applies to the coupling (the follower feels -tau_F)")]
-    tau_f: f64,
+    tau_f: S,
     #[support_torque(depends_on = ALL, initial_depends_on = &INITIAL_LOSSES)]
-    tau_support: f64,
+    tau_support: S,
     #[variables(
         depends_on(power_loss) = ALL,
         initial_depends_on(phi_dot) = ["direction", "w_B", "w_F", "r"],
         initial_depends_on(power_loss) = &INITIAL_LOSSES,
         initial_depends_on(power_flow) = ["k_v", "tau_B_start", "direction", "w_B", "w_F", "r"]
     )]
-    compliance: Compliance,
+    compliance: Compliance<S>,
 }
 
-impl VariableRatioCoupling {
-    fn torques(&self) -> variable_ratio::Torques {
+impl<S: Scalar> VariableRatioCoupling<S> {
+    fn torques(&self) -> variable_ratio::Torques<S> {
         self.params
             .torques(self.compliance.phi, self.w_b, self.w_f, self.r)
     }
@@ -50,21 +52,27 @@ const INITIAL_TAU_B: [&str; 7] = concat_names(&[&BASE_TORQUE, &SPEEDS]);
 const INITIAL_TAU_F: [&str; 10] = concat_names(&[&FOLLOWER_TORQUE, &SPEEDS]);
 const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &SPEEDS]);
 
-impl fmu_runtime::Equations<f64> for VariableRatioCoupling {
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+/// The coupling's equations, once for the simulation (`f64`) and its exact derivatives (jets).
+impl<S: Scalar> Equations<S> for VariableRatioCoupling<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let q = self.torques();
-        let (s, dx) = (Self::STATE.compliance, &mut dx[..Self::STATES]);
+        let (s, dx) = (VariableRatioCoupling::STATE.compliance, &mut dx[..<VariableRatioCoupling as Variables>::STATES]);
         dx[s.phi] = q.phi_dot;
         dx[s.energy_loss] = q.power_loss;
     }
+
     fn outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
-        self.compliance.power_loss = q.power_loss;
-        self.compliance.phi_dot = q.phi_dot;
+        self.compliance.follow(&q);
         // No inertia: the housing balances what the shafts apply.
         self.tau_support = -(q.tau_b + q.tau_f);
+    }
+
+    /// The compliance angle from tau_B_start and k_p.
+    fn calculated(&mut self, _t: f64) {
+        self.compliance.start(&self.params);
     }
 }
 
@@ -76,12 +84,10 @@ impl Model for VariableRatioCoupling {
     const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
     const EVENT_INDICATORS: usize = 1;
 
-    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
-        let t = self.params;
-        t.check()?;
+    fn initialize(&mut self, t: f64) -> Result<(), Invalid> {
+        self.params.check()?;
         check_ratio(self.r)?;
-        self.compliance.phi = t.phi_start();
-        self.compliance.energy_loss = 0.0;
+        self.calculated(t);
         self.compliance.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
         Ok(())
     }
@@ -103,22 +109,9 @@ impl Model for VariableRatioCoupling {
         self.compliance.check()
     }
 
-    type Jets = fmu_runtime::Unlifted;
-
-    const PROVIDES_DERIVATIVES: bool = true;
-
-    /// The same equations in dual numbers (`Transmission::tangent`).
-    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
-        let speeds = [(self.w_b, seed.w_b), (self.w_f, seed.w_f), (self.r, seed.r)];
-        let q = self.params.tangent(
-            &seed.params,
-            (&self.compliance, &seed.compliance),
-            &mut tangent.compliance,
-            speeds.map(|(x, d)| Dual::seeded(x, d)),
-        );
-        (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
-        tangent.tau_support = -(q.tau_b + q.tau_f).eps;
-    }
+    /// One lane per state (phi, energy_loss); the three continuous inputs' columns (w_B, w_F,
+    /// r) are swept apart.
+    type Jets = VariableRatioCoupling<Jet<2>>;
 }
 
 export_fmu!(VariableRatioCoupling);

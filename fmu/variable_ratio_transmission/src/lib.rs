@@ -2,16 +2,18 @@
 //! unit. Physics in the `variable-ratio` crate; documentation ships from there.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{export_fmu, Dual, Experiment, Indicators, Invalid, Model, Variables};
+use fmu_runtime::{
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Scalar, Variables,
+};
 use variable_ratio::{
     check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
     BOTH_TORQUES, FOLLOWER_TORQUE,
 };
 
 #[derive(Debug, Clone, Variables)]
-pub struct VariableRatioTransmission {
+pub struct VariableRatioTransmission<S = f64> {
     #[variables]
-    params: Transmission,
+    params: Transmission<S>,
     #[parameter(
         name = "J_B",
         start = 0.01,
@@ -19,7 +21,7 @@ pub struct VariableRatioTransmission {
         min = 0.0,
         describe = "Base shaft inertia (> 0)"
     )]
-    j_b: f64,
+    j_b: S,
     #[parameter(
         name = "J_F",
         start = 0.02,
@@ -27,64 +29,73 @@ pub struct VariableRatioTransmission {
         min = 0.0,
         describe = "Follower shaft inertia (> 0)"
     )]
-    j_f: f64,
+    j_f: S,
     #[parameter(name = "w_B_start", unit = "rad/s", describe = "Initial base speed")]
-    w_b_start: f64,
+    w_b_start: S,
     #[parameter(
         name = "w_F_start",
         unit = "rad/s",
         describe = "Initial follower speed"
     )]
-    w_f_start: f64,
+    w_f_start: S,
     #[input(
         name = "tau_B_ext",
         unit = "N.m",
         describe = "Driving torque on the base shaft"
     )]
-    tau_b_ext: f64,
+    tau_b_ext: S,
     #[input(
         name = "tau_F_ext",
         unit = "N.m",
         describe = "Load torque on the follower shaft"
     )]
-    tau_f_ext: f64,
+    tau_f_ext: S,
     #[input(
         start = 1.0,
         min = 0.0,
         describe = "Gear ratio g_FB = w_B/w_F (ideal), > 0"
     )]
-    r: f64,
+    r: S,
     #[output(name = "phi_B", unit = "rad", depends_on = ["phi_B"], initial_depends_on = [], state, angle, derivative = "w_B", describe = "Base angle (state)")]
-    phi_b: f64,
+    phi_b: S,
     #[output(name = "w_B", unit = "rad/s", depends_on = ["w_B"], initial_depends_on = ["w_B_start"], state, from = w_b_start, derivative = "a_B", describe = "Base speed (state)")]
-    w_b: f64,
+    w_b: S,
     #[output(name = "a_B", unit = "rad/s2", depends_on = BASE, initial_depends_on = &INITIAL_A_B, describe = "Base acceleration")]
-    a_b: f64,
+    a_b: S,
     #[output(name = "phi_F", unit = "rad", depends_on = ["phi_F"], initial_depends_on = [], state, angle, derivative = "w_F", describe = "Follower angle (state)")]
-    phi_f: f64,
+    phi_f: S,
     #[output(name = "w_F", unit = "rad/s", depends_on = ["w_F"], initial_depends_on = ["w_F_start"], state, from = w_f_start, derivative = "a_F", describe = "Follower speed (state)")]
-    w_f: f64,
+    w_f: S,
     #[output(name = "a_F", unit = "rad/s2", depends_on = FOLLOWER, initial_depends_on = &INITIAL_A_F, describe = "Follower acceleration")]
-    a_f: f64,
+    a_f: S,
     #[output(name = "tau_B", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = &INITIAL_TAU_B, describe = "Torque the base shaft applies to the transmission")]
-    tau_b: f64,
+    tau_b: S,
     #[output(name = "tau_F", unit = "N.m", depends_on = COMPLIANCE, initial_depends_on = &INITIAL_TAU_F, describe = "Torque the follower shaft applies to the transmission")]
-    tau_f: f64,
+    tau_f: S,
     #[support_torque(depends_on = COMPLIANCE, initial_depends_on = &INITIAL_LOSSES)]
-    tau_support: f64,
+    tau_support: S,
     #[variables(
         depends_on(power_loss) = COMPLIANCE,
         initial_depends_on(phi_dot) = ["direction", "w_B_start", "w_F_start", "r"],
         initial_depends_on(power_loss) = &INITIAL_LOSSES,
         initial_depends_on(power_flow) = ["k_v", "tau_B_start", "direction", "w_B_start", "w_F_start", "r"]
     )]
-    compliance: Compliance,
+    compliance: Compliance<S>,
 }
 
-impl VariableRatioTransmission {
-    fn torques(&self) -> variable_ratio::Torques {
+impl<S: Scalar> VariableRatioTransmission<S> {
+    fn torques(&self) -> variable_ratio::Torques<S> {
         self.params
             .torques(self.compliance.phi, self.w_b, self.w_f, self.r)
+    }
+
+    /// Each shaft's acceleration: its external torque less the torque it applies to the
+    /// transmission, over its inertia.
+    fn accelerations(&self, q: &variable_ratio::Torques<S>) -> [S; 2] {
+        [
+            (self.tau_b_ext - q.tau_b) / self.j_b,
+            (self.tau_f_ext - q.tau_f) / self.j_f,
+        ]
     }
 }
 
@@ -100,28 +111,36 @@ const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &START_SPEEDS])
 const INITIAL_A_B: [&str; 9] = concat_names(&[&INITIAL_TAU_B, &["J_B", "tau_B_ext"]]);
 const INITIAL_A_F: [&str; 12] = concat_names(&[&INITIAL_TAU_F, &["J_F", "tau_F_ext"]]);
 
-impl fmu_runtime::Equations<f64> for VariableRatioTransmission {
-    fn derivatives(&self, _t: f64, dx: &mut [f64]) {
+/// The gearbox's equations, once for the simulation (`f64`) and its exact derivatives (jets).
+impl<S: Scalar> Equations<S> for VariableRatioTransmission<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let q = self.torques();
-        let (s, dx) = (Self::STATE, &mut dx[..Self::STATES]);
+        let [a_b, a_f] = self.accelerations(&q);
+        let (s, dx) = (VariableRatioTransmission::STATE, &mut dx[..<VariableRatioTransmission as Variables>::STATES]);
         dx[s.phi_b] = self.w_b;
-        dx[s.w_b] = (self.tau_b_ext - q.tau_b) / self.j_b;
+        dx[s.w_b] = a_b;
         dx[s.phi_f] = self.w_f;
-        dx[s.w_f] = (self.tau_f_ext - q.tau_f) / self.j_f;
+        dx[s.w_f] = a_f;
         dx[s.compliance.phi] = q.phi_dot;
         dx[s.compliance.energy_loss] = q.power_loss;
     }
+
     fn outputs(&mut self, _t: f64) {
         let q = self.torques();
         self.tau_b = q.tau_b;
         self.tau_f = q.tau_f;
-        self.compliance.power_loss = q.power_loss;
-        self.compliance.phi_dot = q.phi_dot;
-        self.a_b = (self.tau_b_ext - q.tau_b) / self.j_b;
-        self.a_f = (self.tau_f_ext - q.tau_f) / self.j_f;
+        self.compliance.follow(&q);
+        [self.a_b, self.a_f] = self.accelerations(&q);
         // The shafts apply tau_B and tau_F to the transmission (mesh, spring, bearings); the
         // transmission carries no inertia, so its housing balances them.
         self.tau_support = -(q.tau_b + q.tau_f);
+    }
+
+    /// The compliance angle from tau_B_start and k_p; both shafts' angles count from 0.
+    fn calculated(&mut self, _t: f64) {
+        self.compliance.start(&self.params);
+        self.phi_b = S::constant(0.0);
+        self.phi_f = S::constant(0.0);
     }
 }
 
@@ -140,7 +159,7 @@ impl Model for VariableRatioTransmission {
         self.params.stiff(self.j_b, self.j_f, self.r, self.tau_f)
     }
 
-    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
+    fn initialize(&mut self, t: f64) -> Result<(), Invalid> {
         self.params.check()?;
         for (name, j) in [("J_B", self.j_b), ("J_F", self.j_f)] {
             if !(j.is_finite() && j > 0.0) {
@@ -148,10 +167,7 @@ impl Model for VariableRatioTransmission {
             }
         }
         check_ratio(self.r)?;
-        self.compliance.phi = self.params.phi_start();
-        self.phi_b = 0.0;
-        self.phi_f = 0.0;
-        self.compliance.energy_loss = 0.0;
+        self.calculated(t);
         self.compliance.power_flow = if self.torques().flow < 0.0 { -1 } else { 1 };
         Ok(())
     }
@@ -173,28 +189,9 @@ impl Model for VariableRatioTransmission {
         self.compliance.check()
     }
 
-    type Jets = fmu_runtime::Unlifted;
-
-    const PROVIDES_DERIVATIVES: bool = true;
-
-    /// The same equations in dual numbers (`Transmission::tangent`), with each shaft's
-    /// acceleration.
-    fn tangent(&self, _t: f64, seed: &Self, tangent: &mut Self) {
-        let dual = Dual::seeded;
-        let speeds = [(self.w_b, seed.w_b), (self.w_f, seed.w_f), (self.r, seed.r)];
-        let q = self.params.tangent(
-            &seed.params,
-            (&self.compliance, &seed.compliance),
-            &mut tangent.compliance,
-            speeds.map(|(x, d)| dual(x, d)),
-        );
-        let (j_b, j_f) = (dual(self.j_b, seed.j_b), dual(self.j_f, seed.j_f));
-        let a_b = (dual(self.tau_b_ext, seed.tau_b_ext) - q.tau_b) / j_b;
-        let a_f = (dual(self.tau_f_ext, seed.tau_f_ext) - q.tau_f) / j_f;
-        (tangent.a_b, tangent.a_f) = (a_b.eps, a_f.eps);
-        (tangent.tau_b, tangent.tau_f) = (q.tau_b.eps, q.tau_f.eps);
-        tangent.tau_support = -(q.tau_b + q.tau_f).eps;
-    }
+    /// One lane per state (both shafts' angles and speeds, phi, energy_loss); the three
+    /// continuous inputs' columns (tau_B_ext, tau_F_ext, r) are swept apart.
+    type Jets = VariableRatioTransmission<Jet<6>>;
 }
 
 export_fmu!(VariableRatioTransmission);

@@ -97,3 +97,44 @@ fn stiff_when_the_compliance_decays_faster_than_1e5_per_second() -> Result<(), S
     assert!(!Run::<Vrt>::co_simulation(&[])?.model().stiff());
     Ok(())
 }
+
+/// The exact Jacobian of the accelerations, torques, losses and state derivatives by the
+/// states and inputs (tau_B_ext, tau_F_ext, r) agrees with differences of the gearbox's own
+/// equations: without losses, and with them in both directions, forward and reverse flow, the
+/// follower speed inside the regularization (|w_F| < w_th) and above it. A soft spring
+/// (k_p = 300) keeps the mesh torque's sign over the differences' steps in phi.
+#[test]
+fn the_exact_jacobian_agrees_with_differences() -> Result<(), String> {
+    for (losses, direction, tau_b_start, w_b, w_f, r) in [
+        (0.0, 1.0, 5.0, 3.0, 1.0, 2.0),
+        (1.0, 1.0, 5.0, 2.0, 0.3, 1.5),
+        (1.0, -1.0, -5.0, 2.0, -0.3, 0.7),
+        (1.0, 1.0, -5.0, 4.0, 2.5, 1.2),
+    ] {
+        let mut run = Run::<Vrt>::co_simulation(&[
+            ("k_p", 300.0),
+            ("k_v", 0.2),
+            ("losses", losses),
+            ("direction", direction),
+            ("eta", 0.9),
+            ("mu_B", 1e-3),
+            ("mu_F", 2e-3),
+            ("tau_B_start", tau_b_start),
+            ("w_B_start", w_b),
+            ("w_F_start", w_f),
+            ("r", r),
+        ])?;
+        run.set("tau_B_ext", 0.8)?;
+        run.set("tau_F_ext", -0.3)?;
+        for _ in 0..3 {
+            run.step(1e-4)?;
+        }
+        let disagreements = run.jacobian_disagreements(1e-8)?;
+        assert!(
+            disagreements.is_empty(),
+            "losses {losses}, direction {direction}, tau_B_start {tau_b_start}, w_F {w_f}: \
+             {disagreements:?}"
+        );
+    }
+    Ok(())
+}
