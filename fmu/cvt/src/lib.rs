@@ -9,8 +9,7 @@ mod equations;
 use belt::Geometry;
 use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
-    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Side, Variables,
-    HYSTERESIS,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Side, Variables, HYSTERESIS,
 };
 
 pub const FREE: i32 = 0;
