@@ -16,7 +16,9 @@ pub const FREE: i32 = 0;
 pub const AT_LOWER: i32 = -1;
 pub const AT_UPPER: i32 = 1;
 
-/// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters.
+/// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters. Every Real field
+/// is an `S`: `Cvt<f64>` is the simulation, `Cvt<Jet<9>>` its exact derivatives
+/// (`equations.rs`).
 #[derive(Debug, Clone, Variables)]
 pub struct Cvt<S = f64> {
     #[variables]
