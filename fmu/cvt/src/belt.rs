@@ -1,13 +1,14 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
 use fmu_runtime::math::asin;
-use fmu_runtime::{Dual, Scalar, Variables};
+use fmu_runtime::{Scalar, Variables};
 use std::f64::consts::{FRAC_PI_2, PI};
 
 /// The CVT's geometry parameters; the start values are a scooter-sized CVT's: 250 mm centre
-/// distance, 80/120 mm working diameters.
+/// distance, 80/120 mm working diameters. Generic over the number type of the CVT that embeds
+/// it: `f64` for the simulation, jets for its exact derivatives.
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Geometry {
+pub struct Geometry<S = f64> {
     #[parameter(
         name = "C",
         start = 0.25,
@@ -15,7 +16,7 @@ pub struct Geometry {
         min = 0.0,
         describe = "Centre distance of the pulleys"
     )]
-    pub c: f64,
+    pub c: S,
     #[parameter(
         name = "D1_bar",
         start = 0.08,
@@ -23,7 +24,7 @@ pub struct Geometry {
         min = 0.0,
         describe = "Primary working diameter at s1 = s1_bar"
     )]
-    pub d1_bar: f64,
+    pub d1_bar: S,
     #[parameter(
         name = "D2_bar",
         start = 0.12,
@@ -31,21 +32,21 @@ pub struct Geometry {
         min = 0.0,
         describe = "Secondary working diameter at s2 = s2_bar"
     )]
-    pub d2_bar: f64,
+    pub d2_bar: S,
     #[parameter(
         unit = "m",
         describe = "Primary sheave position of the reference configuration"
     )]
-    pub s1_bar: f64,
+    pub s1_bar: S,
     #[parameter(
         unit = "m",
         describe = "Secondary sheave position of the reference configuration"
     )]
-    pub s2_bar: f64,
+    pub s2_bar: S,
     #[parameter(start = 4.0, min = 0.0, describe = "dD1/ds1 (> 0)")]
-    pub c1: f64,
+    pub c1: S,
     #[parameter(start = 4.0, min = 0.0, describe = "dD2/ds2 (> 0)")]
-    pub c2: f64,
+    pub c2: S,
 }
 
 /// `sin(beta)` beyond which the geometry is rejected (the belt would nearly wrap one pulley).
@@ -92,20 +93,21 @@ pub struct Configuration<S = f64> {
     pub rho_p: S,
 }
 
-/// The geometry's parameters in the number type of the equations: `f64` for the simulation,
-/// [`Dual`] for its exact derivatives.
-#[derive(Debug, Clone, Copy)]
-pub struct Shape<S> {
-    pub c: S,
-    pub d1_bar: S,
-    pub d2_bar: S,
-    pub s1_bar: S,
-    pub s2_bar: S,
-    pub c1: S,
-    pub c2: S,
-}
+impl<S: Scalar> Geometry<S> {
+    /// The values, without their derivatives: what the f64 iterations solve on.
+    #[inline(always)]
+    pub fn values(&self) -> Geometry {
+        Geometry {
+            c: self.c.value(),
+            d1_bar: self.d1_bar.value(),
+            d2_bar: self.d2_bar.value(),
+            s1_bar: self.s1_bar.value(),
+            s2_bar: self.s2_bar.value(),
+            c1: self.c1.value(),
+            c2: self.c2.value(),
+        }
+    }
 
-impl<S: Scalar> Shape<S> {
     pub fn d1(&self, s1: S) -> S {
         self.d1_bar + self.c1 * (s1 - self.s1_bar)
     }
@@ -117,6 +119,34 @@ impl<S: Scalar> Shape<S> {
     /// The belt length, fixed by the reference diameters.
     pub fn l0(&self) -> S {
         length(self.c, self.d1_bar, self.d2_bar)
+    }
+
+    /// The point on the belt at `s2`: s1 from [`Geometry::solve_s1`], moving with the knowns
+    /// by the implicit function theorem. The constraint `F = L(D1(s1), D2(s2)) - L0 = 0` keeps
+    /// holding, so `dF + (pi/2 - beta) c1 ds1 = 0`, `dF` taken with s1 held. The angle the
+    /// iteration carries out follows likewise from `sin(beta) = (D2 - D1)/(2C)`.
+    #[inline(always)]
+    pub fn on_belt(&self, l0: S, s2: S) -> Option<OnBelt<S>> {
+        let on = self.values().solve_s1(l0.value(), s2.value())?;
+        let s1 = S::root(on.s1, (FRAC_PI_2 - on.beta) * self.c1.value(), |s1| {
+            length(self.c, self.d1(s1), self.d2(s2)) - l0
+        });
+        let beta = S::root(on.beta, on.cos_beta, |beta| {
+            beta.sin() - (self.d2(s2) - self.d1(s1)) / (self.c * 2.0)
+        });
+        let cos_beta = S::root(on.cos_beta, 1.0, |cos_beta| cos_beta - beta.cos());
+        Some(OnBelt { s1, beta, cos_beta })
+    }
+
+    /// s2 on the belt at `s1`: from [`Geometry::solve_s2`] started at `s2_bar`, moving with
+    /// the knowns by `dF + (pi/2 + beta) c2 ds2 = 0` (`dF` with s2 held).
+    pub fn s2_on_belt(&self, s1: S) -> Option<S> {
+        let g = self.values();
+        let s2 = g.solve_s2(s1.value(), g.s2_bar)?;
+        let dl_dd2 = FRAC_PI_2 + beta(g.c, g.d1(s1.value()), g.d2(s2));
+        Some(S::root(s2, dl_dd2 * g.c2, |s2| {
+            length(self.c, self.d1(s1), self.d2(s2)) - self.l0()
+        }))
     }
 
     /// Implicit differentiation of L(D1(s1), D2(s2)) = L0:
@@ -146,76 +176,7 @@ impl<S: Scalar> Shape<S> {
     }
 }
 
-impl Shape<Dual> {
-    /// The point on the belt at `s2` whose `s1` the Newton iteration found, moving with the
-    /// knowns: the constraint `F = L(D1(s1), D2(s2)) - L0 = 0` keeps holding, so
-    /// `dF/dknowns + (pi/2 - beta) c1 ds1 = 0` (the implicit function theorem; `F` is
-    /// evaluated with `s1` held to get the first term).
-    pub fn on_belt(&self, l0: Dual, s2: Dual, s1: f64) -> OnBelt<Dual> {
-        let held = Dual::constant(s1);
-        let (d1, d2) = (self.d1(held), self.d2(s2));
-        let f = length(self.c, d1, d2) - l0;
-        let (dl_dd1, _) = length_gradient(((d2 - d1) / (self.c * 2.0)).asin());
-        let s1 = Dual::seeded(s1, -f.eps / (dl_dd1 * self.c1).re);
-        let sin_beta = (d2 - self.d1(s1)) / (self.c * 2.0);
-        let beta = sin_beta.asin();
-        OnBelt {
-            s1,
-            beta,
-            cos_beta: beta.cos(),
-        }
-    }
-
-    /// The `s2` that `solve_s2` found at `s1`, moving with the knowns likewise:
-    /// `dF/dknowns + (pi/2 + beta) c2 ds2 = 0`.
-    pub fn s2_at(&self, l0: Dual, s1: Dual, s2: f64) -> Dual {
-        let (d1, d2) = (self.d1(s1), self.d2(Dual::constant(s2)));
-        let f = length(self.c, d1, d2) - l0;
-        let (_, dl_dd2) = length_gradient(((d2 - d1) / (self.c * 2.0)).asin());
-        Dual::seeded(s2, -f.eps / (dl_dd2 * self.c2).re)
-    }
-}
-
 impl Geometry {
-    pub fn shape(&self) -> Shape<f64> {
-        Shape {
-            c: self.c,
-            d1_bar: self.d1_bar,
-            d2_bar: self.d2_bar,
-            s1_bar: self.s1_bar,
-            s2_bar: self.s2_bar,
-            c1: self.c1,
-            c2: self.c2,
-        }
-    }
-
-    /// The shape moving as `seed`'s fields say.
-    pub fn along(&self, seed: &Geometry) -> Shape<Dual> {
-        let dual = Dual::seeded;
-        Shape {
-            c: dual(self.c, seed.c),
-            d1_bar: dual(self.d1_bar, seed.d1_bar),
-            d2_bar: dual(self.d2_bar, seed.d2_bar),
-            s1_bar: dual(self.s1_bar, seed.s1_bar),
-            s2_bar: dual(self.s2_bar, seed.s2_bar),
-            c1: dual(self.c1, seed.c1),
-            c2: dual(self.c2, seed.c2),
-        }
-    }
-
-    pub fn d1(&self, s1: f64) -> f64 {
-        self.shape().d1(s1)
-    }
-
-    pub fn d2(&self, s2: f64) -> f64 {
-        self.shape().d2(s2)
-    }
-
-    /// The belt length, fixed by the reference diameters.
-    pub fn l0(&self) -> f64 {
-        self.shape().l0()
-    }
-
     /// Whether diameters are positive and the spans are not near-vertical.
     pub fn valid(&self, d1: f64, d2: f64) -> bool {
         d1 > 0.0 && d2 > 0.0 && ((d2 - d1) / (2.0 * self.c)).abs() <= MAX_SIN_BETA
@@ -293,13 +254,6 @@ impl Geometry {
             }
         }
         None
-    }
-
-    /// The configuration at s2, with s1 on the constraint.
-    ///
-    /// See [`Shape::configuration`].
-    pub fn configuration(&self, s2: f64, on: OnBelt) -> Configuration {
-        self.shape().configuration(s2, on)
     }
 }
 
