@@ -38,7 +38,10 @@ impl<S: Scalar> ChainDrive<S> {
 impl<S: Scalar> Equations<S> for ChainDrive<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let m = self.motion();
-        let (s, dx) = (ChainDrive::STATE, &mut dx[..<ChainDrive as Variables>::STATES]);
+        let (s, dx) = (
+            ChainDrive::STATE,
+            &mut dx[..<ChainDrive as Variables>::STATES],
+        );
         for (angle, speed) in [s.theta_ds, s.theta_sa, s.theta_rw]
             .into_iter()
             .zip(m.speeds)

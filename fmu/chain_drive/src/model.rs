@@ -3,9 +3,7 @@
 
 use crate::half_bike::{BOTH, FREE, LOWER, UPPER};
 use crate::{ChainDrive, FULL, INEXTENSIBLE, QSS};
-use fmu_runtime::{
-    Equations, Experiment, Indicators, Invalid, Jet, Model, Side, HYSTERESIS,
-};
+use fmu_runtime::{Equations, Experiment, Indicators, Invalid, Jet, Model, Side, HYSTERESIS};
 
 /// A decay rate above which the full model is integrated with BDF (1/s).
 const STIFF_RATE: f64 = 1e5;

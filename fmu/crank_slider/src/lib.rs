@@ -170,7 +170,10 @@ impl<S: Scalar> Equations<S> for CrankSlider<S> {
         // The geometry first: the knowns the acceleration reads are then loaded after the
         // call, not kept across it.
         let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
-        let (s, dx) = (CrankSlider::STATE, &mut dx[..<CrankSlider as Variables>::STATES]);
+        let (s, dx) = (
+            CrankSlider::STATE,
+            &mut dx[..<CrankSlider as Variables>::STATES],
+        );
         dx[s.phi] = self.w;
         dx[s.w] = self.acceleration(g.sp, g.spp);
     }

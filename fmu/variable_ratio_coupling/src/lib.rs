@@ -56,7 +56,10 @@ const INITIAL_LOSSES: [&str; 11] = concat_names(&[&BOTH_TORQUES, &SPEEDS]);
 impl<S: Scalar> Equations<S> for VariableRatioCoupling<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let q = self.torques();
-        let (s, dx) = (VariableRatioCoupling::STATE.compliance, &mut dx[..<VariableRatioCoupling as Variables>::STATES]);
+        let (s, dx) = (
+            VariableRatioCoupling::STATE.compliance,
+            &mut dx[..<VariableRatioCoupling as Variables>::STATES],
+        );
         dx[s.phi] = q.phi_dot;
         dx[s.energy_loss] = q.power_loss;
     }

@@ -116,7 +116,10 @@ impl<S: Scalar> Equations<S> for VariableRatioTransmission<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let q = self.torques();
         let [a_b, a_f] = self.accelerations(&q);
-        let (s, dx) = (VariableRatioTransmission::STATE, &mut dx[..<VariableRatioTransmission as Variables>::STATES]);
+        let (s, dx) = (
+            VariableRatioTransmission::STATE,
+            &mut dx[..<VariableRatioTransmission as Variables>::STATES],
+        );
         dx[s.phi_b] = self.w_b;
         dx[s.w_b] = a_b;
         dx[s.phi_f] = self.w_f;

@@ -31,6 +31,21 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
+        // After initialization, from the columns kept: the calls a solver makes at each point.
+        if self.kept(unknowns, knowns) {
+            if let Err(e) = self.columns(unknowns, knowns) {
+                return Ok(self.not_finite(e));
+            }
+            let j = &self.jacobian;
+            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                *s = knowns
+                    .iter()
+                    .zip(seed)
+                    .map(|(k, v)| j.entry(*u, *k) * v)
+                    .sum();
+            }
+            return Ok(OK);
+        }
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
@@ -52,12 +67,12 @@ impl<M: Model> Instance<M> {
                 |i, _, v| sensitivity[i] = v,
             )
         } else {
-            self.columns(knowns).map(|()| {
+            self.columns(unknowns, knowns).map(|()| {
                 for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                     *s = knowns
                         .iter()
                         .zip(seed)
-                        .map(|(k, v)| self.entry(*u, *k) * v)
+                        .map(|(k, v)| self.jacobian.entry(*u, *k) * v)
                         .sum();
                 }
             })
@@ -73,6 +88,20 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
+        if self.kept(unknowns, knowns) {
+            if let Err(e) = self.columns(unknowns, knowns) {
+                return Ok(self.not_finite(e));
+            }
+            let j = &self.jacobian;
+            for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
+                *s = unknowns
+                    .iter()
+                    .zip(seed)
+                    .map(|(u, w)| w * j.entry(*u, *k))
+                    .sum();
+            }
+            return Ok(OK);
+        }
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
@@ -99,12 +128,12 @@ impl<M: Model> Instance<M> {
                 |i, d, v| sensitivity[d] += seed[i] * v,
             )
         } else {
-            self.columns(knowns).map(|()| {
+            self.columns(unknowns, knowns).map(|()| {
                 for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
                     *s = unknowns
                         .iter()
                         .zip(seed)
-                        .map(|(u, w)| w * self.entry(*u, *k))
+                        .map(|(u, w)| w * self.jacobian.entry(*u, *k))
                         .sum();
                 }
             })
@@ -112,25 +141,25 @@ impl<M: Model> Instance<M> {
         Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
     }
 
-    /// Checks the request; `Some(status)` to return at once. A lifted model after
-    /// initialization needs no refresh: its sweep computes every value it reads, and finds
-    /// where they are not finite.
+    /// Whether the call is answered from the columns kept: a lifted model after
+    /// initialization, the unknowns and knowns allowed there. It needs no refresh: the sweep
+    /// computes every value it reads, and finds where they are not finite.
+    #[inline]
+    fn kept(&self, unknowns: &[u32], knowns: &[u32]) -> bool {
+        <M::Jets as Lifted<M>>::LIFTED
+            && self.state != FmiState::InitializationMode
+            && self
+                .jacobian
+                .admits(unknowns, knowns, self.state == FmiState::ContinuousTimeMode)
+    }
+
+    /// Checks the request and brings the values up to date; `Some(status)` to return at once.
     fn derivatives_ready(
         &mut self,
         unknowns: &[u32],
         knowns: &[u32],
     ) -> Result<Option<crate::logger::Status>, String> {
-        let after = self.state != FmiState::InitializationMode;
-        let quick = after
-            && self
-                .jacobian
-                .admits(unknowns, knowns, self.state == FmiState::ContinuousTimeMode);
-        if !quick {
-            self.derivative_request(unknowns, knowns)?;
-        }
-        if after && <M::Jets as Lifted<M>>::LIFTED {
-            return Ok(None);
-        }
+        self.derivative_request(unknowns, knowns)?;
         self.refresh()?;
         let status = self.defined("the derivatives are");
         Ok((status != OK).then_some(status))

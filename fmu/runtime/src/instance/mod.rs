@@ -24,6 +24,7 @@ pub mod model_exchange;
 pub mod restore;
 pub(crate) mod setters;
 pub mod snapshot;
+mod sweep;
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};

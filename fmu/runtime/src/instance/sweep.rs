@@ -1,0 +1,207 @@
+//! The passes of a lifted model's equations over jets ([`super::jacobian`]): the columns of the
+//! knowns after initialization, the outputs' motion, and the initial unknowns' directions.
+//!
+//! Before a pass the outputs it computes have their derivatives set to NaN, and the state
+//! derivatives too: one the equations do not compute stays NaN, and the call returns Discard
+//! naming it, as it does where the derivatives are not finite.
+
+use super::jacobian::{jet_at, JetOf, NotFinite, INPUTS, OUTPUTS, RATES, STATES};
+use super::{FmiState, Instance};
+use crate::dual::Scalar;
+use crate::jet::Lanes;
+use crate::lift::{Equations, Lifted};
+use crate::model::Model;
+
+impl<M: Model> Instance<M> {
+    /// The entries of `unknowns` by `knowns` at the current point (after initialization):
+    /// the row and column groups they need, each swept once per point.
+    #[inline]
+    pub(crate) fn columns(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<(), NotFinite> {
+        let j = &mut self.jacobian;
+        if !j.valid {
+            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
+        }
+        let (rows, columns) = j.groups(unknowns, knowns);
+        for (g, group) in [STATES, INPUTS].into_iter().enumerate() {
+            let missing = rows & !self.jacobian.fresh[g];
+            if columns & group != 0 && missing != 0 {
+                self.sweep(group, missing)?;
+                self.jacobian.fresh[g] |= missing;
+            }
+        }
+        Ok(())
+    }
+
+    /// One pass per chunk of the column group's lanes, through the row groups asked for.
+    #[cold]
+    fn sweep(&mut self, columns: u8, rows: u8) -> Result<(), NotFinite> {
+        let t = self.time;
+        let j = &mut self.jacobian;
+        if j.stale {
+            j.clear();
+            j.stale = false;
+        }
+        if !j.synced {
+            j.lifted.sync(&self.model);
+            j.synced = true;
+        }
+        let lanes = <JetOf<M> as Lanes>::LANES;
+        let (first, end) = match columns {
+            STATES => (0, j.inputs_from),
+            _ => (j.inputs_from, j.plan.len()),
+        };
+        let chunk0 = if columns == STATES { 0 } else { j.state_chunks };
+        // 0 while every value and derivative is finite, NaN otherwise.
+        let mut zero = JetOf::<M>::constant(0.0);
+        for (n, from) in (first..end).step_by(lanes).enumerate() {
+            let chunk = chunk0 + n;
+            let known = from..end.min(from + lanes);
+            for (lane, c) in known.clone().enumerate() {
+                jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+            }
+            if rows & RATES != 0 {
+                j.rates.fill(JetOf::<M>::constant(f64::NAN));
+                j.lifted.derivatives(t, &mut j.rates);
+                for (r, x) in j.rates.iter().enumerate() {
+                    zero = zero + *x * 0.0;
+                    j.values[r * j.chunks + chunk] = *x;
+                }
+            }
+            if rows & OUTPUTS != 0 {
+                for offset in &j.poisoned {
+                    jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+                }
+                j.lifted.outputs(t);
+                for (r, offset) in j.output_offsets.iter().enumerate() {
+                    let x = *jet_at::<M>(&mut j.lifted, *offset);
+                    zero = zero + x * 0.0;
+                    j.values[(j.inputs_from + r) * j.chunks + chunk] = x;
+                }
+            }
+            for c in known {
+                jet_at::<M>(&mut j.lifted, j.plan_offsets[c])
+                    .eps_mut()
+                    .fill(0.0);
+            }
+        }
+        if zero.value() == 0.0 && zero.eps().iter().all(|e| *e == 0.0) {
+            return Ok(());
+        }
+        j.valid = false;
+        Err(self.first_not_finite())
+    }
+
+    /// The first unknown whose value or derivatives are not finite in the columns kept.
+    fn first_not_finite(&self) -> NotFinite {
+        let j = &self.jacobian;
+        let finite = |x: &JetOf<M>| x.value().is_finite() && x.eps().iter().all(|e| e.is_finite());
+        let row = j
+            .values
+            .iter()
+            .position(|x| !finite(x))
+            .map_or(0, |i| i / j.chunks);
+        NotFinite {
+            unknown: j.unknown_of_row[row],
+        }
+    }
+
+    /// The Real outputs `vrs` moving along the model's motion: lane 0 of one pass of the
+    /// outputs, the states seeded with their derivatives and the inputs with the input
+    /// derivatives set. A discrete output: 0.
+    pub(crate) fn along_motion(
+        &mut self,
+        vrs: &[u32],
+        values: &mut [f64],
+    ) -> Result<(), NotFinite> {
+        let t = self.time;
+        let j = &mut self.jacobian;
+        if !j.valid {
+            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
+        }
+        if j.stale {
+            j.clear();
+            j.stale = false;
+        }
+        if !j.synced {
+            j.lifted.sync(&self.model);
+            j.synced = true;
+        }
+        self.model.derivatives(t, &mut j.rates_f64);
+        for (c, k) in j.plan.iter().enumerate() {
+            let slope = if c < j.inputs_from {
+                j.rates_f64[c]
+            } else {
+                self.slopes[*k as usize]
+            };
+            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = slope;
+        }
+        for offset in &j.poisoned {
+            jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+        }
+        j.lifted.outputs(t);
+        let mut result = Ok(());
+        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
+            *value = match self.vars[*vr as usize].variability {
+                crate::Variability::Continuous => {
+                    jet_at::<M>(&mut j.lifted, j.offsets[*vr as usize]).eps()[0]
+                }
+                _ => 0.0,
+            };
+            if !value.is_finite() && result.is_ok() {
+                result = Err(NotFinite { unknown: *vr });
+            }
+        }
+        for c in 0..j.plan.len() {
+            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = 0.0;
+        }
+        result
+    }
+
+    /// In Initialization Mode: the unknowns moved along `directions` directions of the
+    /// knowns, `seed(d, i)` the derivative of `knowns[i]` along direction `d`, one pass through
+    /// the start per chunk of lanes (the states that take a start parameter's value, the
+    /// calculated parameters, the outputs); `write(i, d, value)` for `unknowns[i]`.
+    pub(crate) fn initial_sweep(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        directions: usize,
+        seed: impl Fn(usize, usize) -> f64,
+        mut write: impl FnMut(usize, usize, f64),
+    ) -> Result<(), NotFinite> {
+        debug_assert_eq!(self.state, FmiState::InitializationMode);
+        let t = self.time;
+        let lanes = <JetOf<M> as Lanes>::LANES;
+        let j = &mut self.jacobian;
+        (j.valid, j.stale) = (false, true);
+        for first in (0..directions).step_by(lanes) {
+            let width = lanes.min(directions - first);
+            j.clear();
+            j.lifted.sync(&self.model);
+            for (i, k) in knowns.iter().enumerate() {
+                let eps = jet_at::<M>(&mut j.lifted, j.offsets[*k as usize]).eps_mut();
+                for (lane, e) in eps.iter_mut().enumerate().take(width) {
+                    *e += seed(first + lane, i);
+                }
+            }
+            for u in unknowns.iter().filter(|u| !knowns.contains(u)) {
+                jet_at::<M>(&mut j.lifted, j.offsets[*u as usize])
+                    .eps_mut()
+                    .fill(f64::NAN);
+            }
+            j.lifted.start_states();
+            j.lifted.calculated(t);
+            j.lifted.outputs(t);
+            for (i, u) in unknowns.iter().enumerate() {
+                let eps = jet_at::<M>(&mut j.lifted, j.offsets[*u as usize]).eps();
+                for (lane, e) in eps.iter().enumerate().take(width) {
+                    if !e.is_finite() {
+                        return Err(NotFinite { unknown: *u });
+                    }
+                    write(i, first + lane, *e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
