@@ -39,21 +39,28 @@ impl<S: Scalar> LossyGear<S> {
     }
 
     /// The flange torque, the loss, the acceleration and the dissipated power in the current
-    /// mode, on the current loss-table segment while rolling.
+    /// mode, on the current loss-table segment while rolling. Stuck (where a gear spends most
+    /// of its time at rest) is decided here, inlined into the caller; rolling is a call.
+    #[inline(always)]
     pub(crate) fn motion(&self) -> Motion<S> {
+        if self.mode == STUCK {
+            let zero = S::constant(0.0);
+            return Motion {
+                t: self.gear.tau_a,
+                loss: self.stuck_loss(),
+                a_b: zero,
+                power_loss: zero,
+            };
+        }
+        self.rolling()
+    }
+
+    /// [`Self::motion`] while rolling (free, forward or backward).
+    fn rolling(&self) -> Motion<S> {
         let g = &self.gear;
         let w_a = self.w_a();
-        let (t, loss) = match self.mode {
-            STUCK => {
-                let zero = S::constant(0.0);
-                return Motion {
-                    t: g.tau_a,
-                    loss: self.stuck_loss(),
-                    a_b: zero,
-                    power_loss: zero,
-                };
-            }
-            FREE => rolling_torque(
+        let (t, loss) = if self.mode == FREE {
+            rolling_torque(
                 &Losses::ideal(),
                 1.0,
                 g.ratio,
@@ -61,12 +68,11 @@ impl<S: Scalar> LossyGear<S> {
                 g.j_b,
                 g.tau_a,
                 g.tau_b,
-            ),
-            _ => {
-                let losses = interpolate(self.table(), self.segment as usize, w_a.abs());
-                let dir = if self.mode == FORWARD { 1.0 } else { -1.0 };
-                rolling_torque(&losses, dir, g.ratio, g.j_a, g.j_b, g.tau_a, g.tau_b)
-            }
+            )
+        } else {
+            let losses = interpolate(self.table(), self.segment as usize, w_a.abs());
+            let dir = if self.mode == FORWARD { 1.0 } else { -1.0 };
+            rolling_torque(&losses, dir, g.ratio, g.j_a, g.j_b, g.tau_a, g.tau_b)
         };
         // Both Newton equations summed, so J_a = 0 or J_b = 0 needs no special case.
         let a_b = (g.tau_b + g.ratio * (g.tau_a - loss)) / self.j_reflected();
