@@ -22,6 +22,7 @@ impl<S: Scalar> LossyGear<S> {
         &self.loss_table[..(self.n_rows.clamp(1, MAX_ROWS as i32) as usize)]
     }
 
+    /// Speed of flange a, ratio w_b.
     pub(crate) fn w_a(&self) -> S {
         self.gear.ratio * self.gear.w_b
     }
@@ -39,8 +40,9 @@ impl<S: Scalar> LossyGear<S> {
     }
 
     /// The flange torque, the loss, the acceleration and the dissipated power in the current
-    /// mode, on the current loss-table segment while rolling. Stuck (where a gear spends most
-    /// of its time at rest) is decided here, inlined into the caller; rolling is a call.
+    /// mode, on the current loss-table segment while rolling. The stuck case is a few
+    /// operations and is decided inline in the caller; rolling is a call (so a stuck gear's
+    /// step costs no more than before this was generic).
     #[inline(always)]
     pub(crate) fn motion(&self) -> Motion<S> {
         if self.mode == STUCK {
