@@ -5,7 +5,7 @@
 //! - `loss`: `tauLoss`, so that `flange_b.tau = -ratio (t - loss)`;
 //! - `dir`: the direction of rotation of flange a, +1 forward (w_a > 0), -1 backward.
 //!
-//! The functions are written over [`Scalar`]: `f64` for the simulation, `Dual` for its exact
+//! The functions are written over [`Scalar`]: `f64` for the simulation, jets for its exact
 //! derivatives. The quadrant, the segment and the clamps are chosen by value, so their
 //! derivatives are those of the branch the value takes.
 
