@@ -6,8 +6,7 @@ use fmu_runtime::lift::Lifted;
 use fmu_runtime::{Scalar, Variables};
 
 /// One shaft: a solid of revolution about the casing's y axis, its centre of mass at (hx, 0, hz).
-// Copy: an array of shafts clones as one copy (the instance clones the model at every step).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Shaft<S = f64> {
     pub m: S,
     /// Inertia about a transverse axis through the centre of mass (Jxx = Jzz).
@@ -17,6 +16,8 @@ pub struct Shaft<S = f64> {
     pub hx: S,
     pub hz: S,
 }
+
+copied_clone!(Shaft);
 
 /// A shaft's parameters over another number type, in the order `shaft_variables` declares them.
 impl<D: Scalar> Lifted<Shaft> for Shaft<D> {
@@ -48,7 +49,7 @@ impl<D: Scalar> Lifted<Shaft> for Shaft<D> {
 }
 
 /// What does not depend on the gear: the rigid inertia of the spinning parts and their masses.
-#[derive(Debug, Clone, Copy, PartialEq, Variables)]
+#[derive(Debug, PartialEq, Variables)]
 pub struct MassDistribution<S = f64> {
     /// sum Jxx_k
     #[calculated_parameter(
@@ -106,6 +107,8 @@ pub struct MassDistribution<S = f64> {
     pub dj_xz: S,
 }
 
+copied_clone!(MassDistribution);
+
 /// A sum as `f64`'s `Sum` takes it (from -0.0), in any number type.
 fn sum<S: Scalar>(terms: impl Iterator<Item = S>) -> S {
     terms.fold(S::constant(-0.0), |a, b| a + b)
@@ -147,7 +150,7 @@ impl<S: Scalar> MassDistribution<S> {
 }
 
 /// The fast model of one gear.
-#[derive(Debug, Clone, Copy, PartialEq, Variables)]
+#[derive(Debug, PartialEq, Variables)]
 pub struct GearSet<S = f64> {
     /// sum rho_k Jyy_k: couples the casing's pitch rate to the spin.
     #[output(
@@ -222,6 +225,8 @@ pub struct GearSet<S = f64> {
     /// form so that it has no cancellation.
     pub spread: S,
 }
+
+copied_clone!(GearSet);
 
 impl<S: Scalar> GearSet<S> {
     /// `rho[k]`: shaft k's speed over the sprocket shaft's (relative to the casing);
