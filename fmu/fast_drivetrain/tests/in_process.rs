@@ -155,3 +155,63 @@ fn the_drag_dissipates_the_kinetic_energy_it_takes() -> Result<(), String> {
     );
     Ok(())
 }
+
+/// The exact Jacobian of the outputs and state derivatives by the states and inputs agrees
+/// with differences of the model's own equations: spinning in a casing that turns about all
+/// three axes, with drag and both torques, in the start gear and after shifts (a shift moves
+/// the reduction and disc A's angle offset, which the next sweep takes from the f64 model).
+/// Slow enough that the differences resolve dE_kin/d(omega_y) = J_pitch omega_y, a small
+/// remainder of large terms.
+#[test]
+fn the_exact_jacobian_agrees_with_differences_in_every_gear_reached() -> Result<(), String> {
+    let mut run = Run::<FastDrivetrain>::co_simulation(&[
+        ("d_spin", 0.02),
+        ("w_ds_start", 8.0),
+        ("theta_ds_start", 0.3),
+    ])?;
+    run.set("tau_eng", 3.5)?;
+    run.set("tau_ext", -1.2)?;
+    for (name, w) in [("omega_x", 0.4), ("omega_y", -1.3), ("omega_z", 0.7)] {
+        run.set(name, w)?;
+    }
+    for gear in [1, 3, 2, 6] {
+        run.set("gear", f64::from(gear))?;
+        for _ in 0..20 {
+            run.step(1e-3)?;
+        }
+        assert_eq!(run.get("gear_engaged")?, f64::from(gear));
+        let disagreements = run.jacobian_disagreements(1e-8)?;
+        assert!(disagreements.is_empty(), "gear {gear}: {disagreements:?}");
+    }
+    Ok(())
+}
+
+/// With another crankshaft and sprocket shaft, five shafts and the drag off: the engine ratio
+/// and the reduction are another gear's, the Jacobian still the equations'.
+#[test]
+fn the_exact_jacobian_agrees_with_differences_for_another_layout() -> Result<(), String> {
+    let mut run = Run::<FastDrivetrain>::co_simulation(&[
+        ("nShafts", 5.0),
+        ("iCrank", 2.0),
+        ("iSprocket", 5.0),
+        ("m[5]", 1.2),
+        ("Jxx[5]", 0.01),
+        ("Jyy[5]", 0.004),
+        ("hx[5]", 0.05),
+        ("rho[1,1]", -1.5),
+        ("rho[1,2]", 2.5),
+        ("rho[1,3]", 0.8),
+        ("rho[1,4]", -0.6),
+        ("rho[1,5]", 1.0),
+        ("nGears", 1.0),
+    ])?;
+    run.set("tau_eng", -20.0)?;
+    run.set("omega_y", 2.0)?;
+    run.set("omega_z", -0.5)?;
+    for _ in 0..50 {
+        run.step(1e-3)?;
+    }
+    let disagreements = run.jacobian_disagreements(1e-8)?;
+    assert!(disagreements.is_empty(), "{disagreements:?}");
+    Ok(())
+}
