@@ -243,7 +243,10 @@ impl<S: Scalar> FastDrivetrain<S> {
 impl<S: Scalar> Equations<S> for FastDrivetrain<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let w = self.w();
-        let (s, dx) = (FastDrivetrain::STATE, &mut dx[..<FastDrivetrain as Variables>::STATES]);
+        let (s, dx) = (
+            FastDrivetrain::STATE,
+            &mut dx[..<FastDrivetrain as Variables>::STATES],
+        );
         dx[s.theta_ds] = w;
         dx[s.p] = self.force(w);
         dx[s.energy_damping] = self.damping(w);

@@ -90,7 +90,10 @@ impl<S: Scalar> LossyGear<S> {
 impl<S: Scalar> Equations<S> for LossyGear<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         let m = self.motion();
-        let (s, dx) = (LossyGear::STATE, &mut dx[..<LossyGear as Variables>::STATES]);
+        let (s, dx) = (
+            LossyGear::STATE,
+            &mut dx[..<LossyGear as Variables>::STATES],
+        );
         dx[s.gear.phi_b] = self.gear.w_b;
         dx[s.gear.w_b] = m.a_b;
         dx[s.energy_loss] = m.power_loss;

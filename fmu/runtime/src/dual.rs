@@ -1,12 +1,11 @@
-//! Forward-mode derivatives, for exact Jacobians (`fmi2GetDirectionalDerivative` and FMI 3.0's
-//! directional and adjoint derivatives).
+//! The number type of a model's equations, [`Scalar`], for exact Jacobians
+//! (`fmi2GetDirectionalDerivative` and FMI 3.0's directional and adjoint derivatives).
 //!
-//! A model's equations that provide derivatives are written once over [`Scalar`]:
-//! - as `f64` they are the simulation itself, with the same bits as before: every function is
-//!   the project's [`crate::math`] (libm), the same on every platform;
-//! - as [`Dual`] they carry, beside each value, its derivative along one direction of the
-//!   knowns (one seed vector: exactly what one directional-derivative call asks for), exact to
-//!   rounding, by the chain rule applied operation by operation.
+//! A model's equations are written once over [`Scalar`]:
+//! - as `f64` they are the simulation itself: every function is the project's [`crate::math`]
+//!   (libm), the same on every platform;
+//! - as [`crate::Jet`] they carry, beside each value, its derivatives along several directions
+//!   of the knowns, exact to rounding, by the chain rule applied operation by operation.
 //!
 //! No finite difference is taken anywhere. An operation at a kink (`abs` at 0, `min` and `max`
 //! of equal values) gives the derivative of the branch the value takes, as the f64 path does.
@@ -171,196 +170,23 @@ impl Scalar for f64 {
     }
 }
 
-/// A value and its derivative along one direction of the knowns.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Dual {
-    pub re: f64,
-    pub eps: f64,
-}
-
-impl Dual {
-    /// A known seeded with `d`: the derivative of the known itself along the direction.
-    pub const fn seeded(re: f64, d: f64) -> Self {
-        Dual { re, eps: d }
-    }
-
-    /// The chain rule for a function of one argument: `f(re)` and `f'(re)`.
-    #[inline(always)]
-    fn chain(self, f: f64, df: f64) -> Self {
-        Dual {
-            re: f,
-            eps: df * self.eps,
-        }
-    }
-}
-
-impl PartialOrd for Dual {
-    /// Ordered by value: a branch of the equations follows the value, as in f64.
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.re.partial_cmp(&other.re)
-    }
-}
-
-impl Add for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn add(self, o: Dual) -> Dual {
-        Dual {
-            re: self.re + o.re,
-            eps: self.eps + o.eps,
-        }
-    }
-}
-
-impl Sub for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn sub(self, o: Dual) -> Dual {
-        Dual {
-            re: self.re - o.re,
-            eps: self.eps - o.eps,
-        }
-    }
-}
-
-impl Mul for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn mul(self, o: Dual) -> Dual {
-        Dual {
-            re: self.re * o.re,
-            eps: self.eps * o.re + self.re * o.eps,
-        }
-    }
-}
-
-impl Div for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn div(self, o: Dual) -> Dual {
-        let re = self.re / o.re;
-        Dual {
-            re,
-            eps: (self.eps - re * o.eps) / o.re,
-        }
-    }
-}
-
-impl Neg for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn neg(self) -> Dual {
-        Dual {
-            re: -self.re,
-            eps: -self.eps,
-        }
-    }
-}
-
-impl Add<f64> for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn add(self, c: f64) -> Dual {
-        Dual {
-            re: self.re + c,
-            eps: self.eps,
-        }
-    }
-}
-
-impl Sub<f64> for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn sub(self, c: f64) -> Dual {
-        Dual {
-            re: self.re - c,
-            eps: self.eps,
-        }
-    }
-}
-
-impl Mul<f64> for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn mul(self, c: f64) -> Dual {
-        Dual {
-            re: self.re * c,
-            eps: self.eps * c,
-        }
-    }
-}
-
-impl Div<f64> for Dual {
-    type Output = Dual;
-    #[inline(always)]
-    fn div(self, c: f64) -> Dual {
-        Dual {
-            re: self.re / c,
-            eps: self.eps / c,
-        }
-    }
-}
-
-impl Scalar for Dual {
-    fn constant(v: f64) -> Self {
-        Dual { re: v, eps: 0.0 }
-    }
-    fn value(self) -> f64 {
-        self.re
-    }
-    fn set_value(&mut self, v: f64) {
-        self.re = v;
-    }
-    fn sin(self) -> Self {
-        let (s, c) = math::sin_cos(self.re);
-        self.chain(s, c)
-    }
-    fn cos(self) -> Self {
-        let (s, c) = math::sin_cos(self.re);
-        self.chain(c, -s)
-    }
-    fn sin_cos(self) -> (Self, Self) {
-        let (s, c) = math::sin_cos(self.re);
-        (self.chain(s, c), self.chain(c, -s))
-    }
-    fn sqrt(self) -> Self {
-        let r = self.re.sqrt();
-        self.chain(r, 0.5 / r)
-    }
-    fn powi(self, n: i32) -> Self {
-        match n {
-            0 => Dual::constant(1.0),
-            _ => self.chain(self.re.powi(n), f64::from(n) * self.re.powi(n - 1)),
-        }
-    }
-    fn tanh(self) -> Self {
-        let t = math::tanh(self.re);
-        self.chain(t, 1.0 - t * t)
-    }
-    fn asin(self) -> Self {
-        self.chain(math::asin(self.re), 1.0 / (1.0 - self.re * self.re).sqrt())
-    }
-    fn acos(self) -> Self {
-        self.chain(math::acos(self.re), -1.0 / (1.0 - self.re * self.re).sqrt())
-    }
-    fn atan2(self, x: Self) -> Self {
-        let r2 = x.re * x.re + self.re * self.re;
-        Dual {
-            re: math::atan2(self.re, x.re),
-            eps: (x.re * self.eps - self.re * x.eps) / r2,
-        }
-    }
-    fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self {
-        Dual {
-            re: x,
-            eps: -residual(Dual::constant(x)).eps / h_x,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jet::Jet;
+
+    /// One direction: a jet of one lane.
+    type Dual = Jet<1>;
+
+    trait Seeded {
+        fn seeded(re: f64, d: f64) -> Self;
+    }
+
+    impl Seeded for Dual {
+        fn seeded(re: f64, d: f64) -> Self {
+            Jet { re, eps: [d] }
+        }
+    }
 
     /// `f` as f64 and its derivative at `x` by the dual numbers, against the closed form `df`
     /// and a central difference (which agrees to about 1e-9 of the slope).
@@ -373,16 +199,16 @@ mod tests {
         );
         let scale = df.abs().max(1.0);
         assert!(
-            (d.eps - df).abs() <= 4.0 * f64::EPSILON * scale,
+            (d.eps[0] - df).abs() <= 4.0 * f64::EPSILON * scale,
             "{name}'({x}) = {}, closed form {df}",
-            d.eps
+            d.eps[0]
         );
         let h = 1e-6 * x.abs().max(1.0);
         let central = (g(x + h) - g(x - h)) / (2.0 * h);
         assert!(
-            (d.eps - central).abs() <= 1e-7 * scale,
+            (d.eps[0] - central).abs() <= 1e-7 * scale,
             "{name}'({x}) = {}, central difference {central}",
-            d.eps
+            d.eps[0]
         );
     }
 
@@ -435,8 +261,8 @@ mod tests {
         let along_y = Dual::seeded(y, 1.0).atan2(Dual::constant(x));
         let along_x = Dual::constant(y).atan2(Dual::seeded(x, 1.0));
         assert_eq!(along_y.re.to_bits(), math::atan2(y, x).to_bits());
-        assert!((along_y.eps - x / r2).abs() < 4.0 * f64::EPSILON);
-        assert!((along_x.eps + y / r2).abs() < 4.0 * f64::EPSILON);
+        assert!((along_y.eps[0] - x / r2).abs() < 4.0 * f64::EPSILON);
+        assert!((along_x.eps[0] + y / r2).abs() < 4.0 * f64::EPSILON);
     }
 
     #[test]
@@ -445,6 +271,6 @@ mod tests {
         assert_eq!(a.min(b), a);
         assert_eq!(a.max(b), b);
         assert!(a < b);
-        assert_eq!(a.max(a).eps, 2.0);
+        assert_eq!(a.max(a).eps[0], 2.0);
     }
 }

@@ -17,7 +17,7 @@ mod ode;
 mod variables;
 
 pub use declare::Variables;
-pub use dual::{Dual, Scalar};
+pub use dual::Scalar;
 /// The FMI C types and function list, for the exports `export_fmu!` writes in a component.
 pub use fmi_abi;
 /// `#[derive(Variables)]`: see the `fmu-declare` crate.

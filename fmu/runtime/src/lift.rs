@@ -82,9 +82,8 @@ impl<F, T: Lifted<F>, const K: usize> Lifted<[F; K]> for [T; K] {
 }
 
 /// What a model's exact derivatives are computed on: the model lifted to [`Jet`]s
-/// (`type Jets = Gear<Jet<4>>`, as many lanes as the knowns a Model Exchange importer asks
-/// about: the states and continuous inputs), or [`Unlifted`] for a model that gives them by
-/// [`crate::Model::tangent`].
+/// (`type Jets = Gear<Jet<2>>`, a lane per state), or [`Unlifted`] for a model that provides
+/// none.
 pub trait Jets<M>:
     Lifted<M, Jet: Lanes> + Equations<<Self as Lifted<M>>::Jet> + Send + 'static
 {

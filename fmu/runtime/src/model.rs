@@ -157,14 +157,13 @@ impl Experiment {
 /// users need not see them): the FMU state is serialized from that table, so a field that is not
 /// declared would not survive a rollback.
 ///
-/// Its outputs are computed by [`Equations::outputs`]: written once over the number type
-/// (`impl<S: Scalar> Equations<S> for Gear<S>`), the same code gives the simulation and, over
-/// [`Model::Jets`], the exact derivatives.
+/// Its equations are [`Equations`] (state derivatives, outputs, calculated parameters): written
+/// once over the number type (`impl<S: Scalar> Equations<S> for Gear<S>`), the same code gives
+/// the simulation and, over [`Model::Jets`], the exact derivatives.
 pub trait Model: Variables + Equations<f64> + Clone + Send + 'static {
     /// The model over the numbers of its exact derivatives: `Gear<Jet<N>>`, with `N` the
-    /// number of states and continuous inputs (more are swept in chunks of `N`), or
-    /// [`crate::lift::Unlifted`] for a model that provides no derivatives or gives them by
-    /// [`Model::tangent`].
+    /// number of states (the states' columns in one pass; the inputs' are swept apart, in
+    /// chunks of `N`), or [`crate::lift::Unlifted`] for a model that provides none.
     type Jets: Jets<Self>;
     /// The model identifier: names the `.fmu`, the binary and `modelName`.
     const NAME: &'static str;
@@ -234,24 +233,8 @@ pub trait Model: Variables + Equations<f64> + Clone + Send + 'static {
         Ok(())
     }
 
-    /// Whether [`Model::tangent`] gives the model's exact first derivatives: the FMUs then
-    /// provide directional derivatives (FMI 2.0 and 3.0) and adjoint derivatives (FMI 3.0).
+    /// Whether the model gives its exact first derivatives (it is lifted, [`Model::Jets`]):
+    /// the FMUs then provide directional derivatives (FMI 2.0 and 3.0) and adjoint
+    /// derivatives (FMI 3.0).
     const PROVIDES_DERIVATIVES: bool = <Self::Jets as Lifted<Self>>::LIFTED;
-
-    /// The model moved along one direction of the knowns, exact to rounding (forward mode,
-    /// [`crate::dual`]). `seed` holds, in the field of each known Real variable, the known's
-    /// derivative along the direction: the states and Real inputs, and in Initialization Mode
-    /// the parameters and start values; every other declared Real variable holds 0 there.
-    /// `tangent` comes in as a copy of `seed` (a known moves as its seed); the model writes
-    /// into it the derivative of every Real variable it computes from the knowns: the outputs,
-    /// the state derivatives, the calculated parameters and, in Initialization Mode, the states
-    /// it sets from the parameters. Called only where `PROVIDES_DERIVATIVES`.
-    fn tangent(&self, _t: f64, _seed: &Self, _tangent: &mut Self) {}
-
-    /// [`Model::tangent`] in Initialization Mode, where the values follow from `initialize` and
-    /// the event iteration at the start: a model whose start can reset a state (a sheave
-    /// stopped on its travel limit) or set a calculated parameter says how those move.
-    fn initial_tangent(&self, t: f64, seed: &Self, tangent: &mut Self) {
-        self.tangent(t, seed, tangent);
-    }
 }

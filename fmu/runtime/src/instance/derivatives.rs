@@ -2,8 +2,8 @@
 //! FMI 3.0's adjoint derivatives `seed^T J`.
 //!
 //! A model written over the number type gives them from its own equations over jets
-//! ([`super::jacobian`]): one sweep at a point gives every column, which answers every call
-//! there. A model that is not gives them by [`Model::tangent`], one forward sweep per direction.
+//! ([`super::jacobian`]): one sweep at a point gives a group of columns, which answers every
+//! call there.
 //!
 //! Which variables may be unknowns and knowns follows the mode (FMI 2.0 section 2.1.9, FMI 3.0
 //! section 2.2.12, FMI 2.0.4 section 2.2.8 for the knowns): in Initialization Mode the initial
@@ -20,7 +20,7 @@ use super::{CallResult, FmiState, Instance};
 use crate::lift::Lifted;
 use crate::logger::{Category, DISCARD, OK};
 use crate::model::Model;
-use crate::variables::{Access, Causality, Initial, Var, Variability};
+use crate::variables::{Causality, Initial, Variability};
 
 impl<M: Model> Instance<M> {
     /// `sensitivity = J seed`, `seed` by known, `sensitivity` by unknown.
@@ -48,14 +48,6 @@ impl<M: Model> Instance<M> {
         }
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
-        }
-        if !<M::Jets as Lifted<M>>::LIFTED {
-            let zero = self.zero_seed();
-            let moved = self.tangent_along(&zero, knowns, seed);
-            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                *s = real(&self.vars[*u as usize], &moved);
-            }
-            return Ok(OK);
         }
         let swept = if self.state == FmiState::InitializationMode {
             sensitivity.fill(0.0);
@@ -104,18 +96,6 @@ impl<M: Model> Instance<M> {
         }
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
-        }
-        if !<M::Jets as Lifted<M>>::LIFTED {
-            let zero = self.zero_seed();
-            for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
-                let column = self.tangent_along(&zero, &[*k], &[1.0]);
-                *s = unknowns
-                    .iter()
-                    .zip(seed)
-                    .map(|(u, w)| w * real(&self.vars[*u as usize], &column))
-                    .sum();
-            }
-            return Ok(OK);
         }
         let swept = if self.state == FmiState::InitializationMode {
             sensitivity.fill(0.0);
@@ -178,39 +158,6 @@ impl<M: Model> Instance<M> {
         DISCARD
     }
 
-    /// The model with every Real variable 0, which each direction's seed starts from.
-    fn zero_seed(&self) -> M {
-        let mut zero = self.model.clone();
-        for v in &self.vars {
-            if let Access::Real { set, .. } = v.access {
-                set(&mut zero, 0.0);
-            }
-        }
-        zero
-    }
-
-    /// The model moved along `seed` on `knowns`, from [`Instance::zero_seed`]'s model.
-    fn tangent_along(&self, zero: &M, knowns: &[u32], seed: &[f64]) -> M {
-        let mut d = zero.clone();
-        for (k, s) in knowns.iter().zip(seed) {
-            if let Access::Real { get, set } = self.vars[*k as usize].access {
-                let sum = get(&d) + s;
-                set(&mut d, sum);
-            }
-        }
-        if self.state == FmiState::InitializationMode {
-            // The states that take a start parameter's value move with it.
-            d.start_states();
-            let mut t = d.clone();
-            self.model.initial_tangent(self.time, &d, &mut t);
-            t
-        } else {
-            let mut t = d.clone();
-            self.model.tangent(self.time, &d, &mut t);
-            t
-        }
-    }
-
     /// Whether these unknowns and knowns may be asked for now; the reason names the variable.
     fn derivative_request(&self, unknowns: &[u32], knowns: &[u32]) -> Result<(), String> {
         if !M::PROVIDES_DERIVATIVES {
@@ -262,13 +209,5 @@ impl<M: Model> Instance<M> {
             }
         }
         Ok(())
-    }
-}
-
-/// A Real variable's value in `m` (only Real variables pass the request check).
-fn real<M>(v: &Var<M>, m: &M) -> f64 {
-    match v.access {
-        Access::Real { get, .. } => get(m),
-        Access::Integer { .. } => 0.0,
     }
 }
