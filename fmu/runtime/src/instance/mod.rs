@@ -25,6 +25,8 @@ pub mod restore;
 pub(crate) mod setters;
 pub mod snapshot;
 mod sweep;
+#[cfg(test)]
+mod jacobian_tests;
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};

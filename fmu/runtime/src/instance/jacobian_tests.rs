@@ -1,0 +1,101 @@
+//! The runtime's Jacobian on a small model written over the number type: an unknown its
+//! equations forget is named, and the columns kept answer every call at a point.
+
+use super::{Instance, Interface};
+use crate::lift::Equations;
+use crate::logger::{Logger, DISCARD, OK};
+use crate::model::{Experiment, Invalid, Model};
+use crate::{Jet, Scalar};
+
+/// x' = v = a u x; y = x u, which `outputs` forgets while `FORGET` is set.
+#[derive(Debug, Clone, crate::Variables)]
+struct Plant<S = f64> {
+    #[parameter(start = 2.0)]
+    a: S,
+    #[input]
+    u: S,
+    #[output(state, derivative = "v", start = 1.5)]
+    x: S,
+    #[output]
+    v: S,
+    #[output]
+    y: S,
+    #[local]
+    forget: i32,
+}
+
+impl<S: Scalar> Equations<S> for Plant<S> {
+    fn derivatives(&self, _t: f64, dx: &mut [S]) {
+        dx[0] = self.a * self.u * self.x;
+    }
+    fn outputs(&mut self, _t: f64) {
+        self.v = self.a * self.u * self.x;
+        if self.forget == 0 {
+            self.y = self.x * self.u;
+        }
+    }
+}
+
+impl Model for Plant {
+    const NAME: &'static str = "Plant";
+    const DESCRIPTION: &'static str = "";
+    const DOCUMENTATION: &'static str = "";
+    const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+    fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
+        Ok(())
+    }
+    type Jets = Plant<Jet<1>>;
+}
+
+fn plant(forget: bool) -> Instance<Plant> {
+    let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+    let mut p = Instance::<Plant>::new(logger, Interface::CoSimulation);
+    p.setup_experiment(None, 0.0, None).unwrap();
+    p.set_real(&[1], &[0.5]).unwrap();
+    p.enter_initialization_mode();
+    p.exit_initialization_mode().unwrap();
+    p.model.forget = i32::from(forget);
+    p
+}
+
+const U: u32 = 1;
+const X: u32 = 2;
+const V: u32 = 3;
+const Y: u32 = 4;
+
+/// dv/dx = a u, dv/du = a x, dy/dx = u, dy/du = x: each entry alone, all at once, and the
+/// adjoint, from one sweep of each group.
+#[test]
+fn the_columns_kept_answer_every_call() {
+    let mut p = plant(false);
+    let (a, u, x) = (2.0, 0.5, p.model.x);
+    let mut out = [0.0; 2];
+    assert_eq!(p.directional_derivative(&[V, Y], &[X], &[1.0], &mut out), Ok(OK));
+    assert_eq!(out, [a * u, u]);
+    assert_eq!(p.directional_derivative(&[V, Y], &[U], &[1.0], &mut out), Ok(OK));
+    assert_eq!(out, [a * x, x]);
+    assert_eq!(p.directional_derivative(&[V, Y], &[X, U], &[2.0, 3.0], &mut out), Ok(OK));
+    assert_eq!(out, [2.0 * a * u + 3.0 * a * x, 2.0 * u + 3.0 * x]);
+    assert_eq!(p.adjoint_derivative(&[V, Y], &[X, U], &[1.0, -1.0], &mut out), Ok(OK));
+    assert_eq!(out, [a * u - u, a * x - x]);
+    // A new point: the columns follow.
+    p.set_real(&[U], &[4.0]).unwrap();
+    assert_eq!(p.directional_derivative(&[V], &[X], &[1.0], &mut out[..1]), Ok(OK));
+    assert_eq!(out[0], a * 4.0);
+}
+
+/// An output the equations forget is not left at its seed: the call returns Discard, naming
+/// it; the state derivative, computed, is still answered.
+#[test]
+fn a_forgotten_unknown_is_named() {
+    let mut p = plant(true);
+    let mut out = [0.0];
+    assert_eq!(p.directional_derivative(&[Y], &[X], &[1.0], &mut out), Ok(DISCARD));
+    match p.columns(&[Y], &[X]) {
+        Err(e) => assert_eq!(e.unknown, Y, "names y"),
+        Ok(()) => panic!("a forgotten unknown passed"),
+    }
+    let mut q = plant(true);
+    assert_eq!(q.directional_derivative(&[V], &[X], &[1.0], &mut out), Ok(OK));
+    assert_eq!(out[0], 1.0);
+}
