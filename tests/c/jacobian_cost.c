@@ -5,7 +5,7 @@
  *   jacobian_cost BINARY RESOURCE_URI GUID MODE POINTS STATES DERIVATIVES
  *
  * STATES and DERIVATIVES are comma-separated value references, in the order of the state vector.
- * At each of POINTS points near the start state x0 (x0 + 1e-4 k (1 + |x0|) in every state) the
+ * At each of POINTS points near the start state x0 (x0 + 1e-7 k (1 + |x0|) in every state) the
  * importer has set the states and evaluated the derivatives, as an integrator has before it asks
  * for a Jacobian; then, by MODE:
  *   exact       one fmi2GetDirectionalDerivative per state, its unit seed alone (CVode, Rosenbrock)
@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     double x0[64], x[64], dx[64], column[64], unit[64], sum = 0.0;
     ok(get_states(c, x0, n), "fmi2GetContinuousStates");
     for (size_t k = 0; k < points; k++) {
-        for (size_t i = 0; i < n; i++) x[i] = x0[i] + 1e-4 * (double)k * (1.0 + fabs(x0[i]));
+        for (size_t i = 0; i < n; i++) x[i] = x0[i] + 1e-7 * (double)k * (1.0 + fabs(x0[i]));
         ok(set_states(c, x, n), "fmi2SetContinuousStates");
         ok(get_derivatives(c, dx, n), "fmi2GetDerivatives");
         for (size_t i = 0; i < n && strcmp(mode, "none") != 0; i++) {

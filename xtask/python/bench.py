@@ -24,6 +24,7 @@ import tempfile
 
 from fmpy import read_model_description
 
+import jacobian_bench
 import platforms
 from importers import Scenario
 from validate import compare, scenarios_of
@@ -211,6 +212,17 @@ def main(fmu_dir, ref_root):
                   "| tolerance | instructions per doStep | largest deviation |", "|---|---|---|"]
         lines += [f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |" for tol, per_step, worst in rows]
     lines += set_cost(fmu_dir, ref_root)
+    lines += ["", "## A full Jacobian through the API", "",
+              "What a Model Exchange importer pays for df/dx at a point where it has set the "
+              "states and evaluated the derivatives, in instructions per Jacobian (callgrind, "
+              f"{jacobian_bench.POINTS} points near the start; tests/c/jacobian_cost.c): exact, "
+              "with one fmi2GetDirectionalDerivative per state (its unit seed alone, as CVode "
+              "and Rosenbrock importers ask) or with every state a known and a unit seed "
+              "vector; forward differences, fmi2SetContinuousStates + fmi2GetDerivatives per "
+              "state. The exact Jacobian comes from one pass of the model's own equations over "
+              "jets (a lane per state) at the first call at a point; the other calls are "
+              "answered from it.", ""]
+    lines += jacobian_bench.table(fmu_dir)
     if "CrankSlider.fmu" in fmus:
         lines += spin_up(fmu_dir)
     print("\n".join(lines))
