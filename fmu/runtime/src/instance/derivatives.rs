@@ -32,15 +32,17 @@ impl<M: Model> Instance<M> {
         sensitivity: &mut [f64],
     ) -> CallResult {
         // After initialization, from the columns kept: the calls a solver makes at each point.
-        if self.kept(unknowns, knowns) {
-            if let Err(e) = self.columns(unknowns, knowns) {
+        if let Some((rows, columns)) = self.kept(unknowns, knowns) {
+            if let Err(e) = self.columns(rows, columns) {
                 return Ok(self.not_finite(e));
             }
             let j = &self.jacobian;
             for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                // A seed over every state, one of them 1, costs one entry per nonzero.
                 *s = knowns
                     .iter()
                     .zip(seed)
+                    .filter(|(_, v)| **v != 0.0)
                     .map(|(k, v)| j.entry(*u, *k) * v)
                     .sum();
             }
@@ -59,7 +61,7 @@ impl<M: Model> Instance<M> {
                 |i, _, v| sensitivity[i] = v,
             )
         } else {
-            self.columns(unknowns, knowns).map(|()| {
+            self.groups_of(unknowns, knowns).map(|()| {
                 for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                     *s = knowns
                         .iter()
@@ -80,8 +82,8 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        if self.kept(unknowns, knowns) {
-            if let Err(e) = self.columns(unknowns, knowns) {
+        if let Some((rows, columns)) = self.kept(unknowns, knowns) {
+            if let Err(e) = self.columns(rows, columns) {
                 return Ok(self.not_finite(e));
             }
             let j = &self.jacobian;
@@ -108,7 +110,7 @@ impl<M: Model> Instance<M> {
                 |i, d, v| sensitivity[d] += seed[i] * v,
             )
         } else {
-            self.columns(unknowns, knowns).map(|()| {
+            self.groups_of(unknowns, knowns).map(|()| {
                 for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
                     *s = unknowns
                         .iter()
@@ -125,12 +127,22 @@ impl<M: Model> Instance<M> {
     /// initialization, the unknowns and knowns allowed there. It needs no refresh: the sweep
     /// computes every value it reads, and finds where they are not finite.
     #[inline]
-    fn kept(&self, unknowns: &[u32], knowns: &[u32]) -> bool {
-        <M::Jets as Lifted<M>>::LIFTED
-            && self.state != FmiState::InitializationMode
-            && self
-                .jacobian
-                .admits(unknowns, knowns, self.state == FmiState::ContinuousTimeMode)
+    fn kept(&self, unknowns: &[u32], knowns: &[u32]) -> Option<(u8, u8)> {
+        if !<M::Jets as Lifted<M>>::LIFTED || self.state == FmiState::InitializationMode {
+            return None;
+        }
+        let continuous_time = self.state == FmiState::ContinuousTimeMode;
+        self.jacobian.request(unknowns, knowns, continuous_time)
+    }
+
+    /// The columns of a request the request check passed after initialization.
+    fn groups_of(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<(), NotFinite> {
+        let continuous_time = self.state == FmiState::ContinuousTimeMode;
+        let (rows, columns) = self
+            .jacobian
+            .request(unknowns, knowns, continuous_time)
+            .unwrap_or((0, 0));
+        self.columns(rows, columns)
     }
 
     /// Checks the request and brings the values up to date; `Some(status)` to return at once.

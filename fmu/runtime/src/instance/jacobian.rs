@@ -21,10 +21,14 @@ pub(crate) type JetOf<M> = <<M as Model>::Jets as Lifted<M>>::Jet;
 /// No lane, no offset, no row.
 pub(crate) const NONE: usize = usize::MAX;
 
-/// What a variable may be after initialization (bits of [`Jacobian::role`]).
-const UNKNOWN: u8 = 1;
-const DISCRETE: u8 = 2;
-const KNOWN: u8 = 4;
+/// What a variable may be after initialization (bits of [`Jacobian::role`]): an unknown of
+/// the state derivatives' rows or of the outputs', a Real output (discrete ones are unknowns
+/// outside Continuous-Time Mode), a known of the states' columns or of the inputs'.
+const UNKNOWN_RATE: u8 = 1;
+const UNKNOWN_OUTPUT: u8 = 2;
+const OUTPUT: u8 = 4;
+const KNOWN_STATE: u8 = 8;
+const KNOWN_INPUT: u8 = 16;
 
 /// Row groups and column groups (bits of [`Jacobian::fresh`]): the state derivatives' rows
 /// and the outputs', by the states' columns and the inputs'.
@@ -103,10 +107,13 @@ impl<M: Model> Jacobian<M> {
             vec![0u8; vars.len()],
         );
         let state_chunks = states.len().div_ceil(lanes);
-        for (first, group) in [(0, &states), (state_chunks, &inputs)] {
+        for (first, group, bit) in [
+            (0, &states, KNOWN_STATE),
+            (state_chunks, &inputs, KNOWN_INPUT),
+        ] {
             for (c, k) in group.iter().enumerate() {
                 (chunk[*k as usize], lane[*k as usize]) = (first + c / lanes, c % lanes);
-                role[*k as usize] |= KNOWN;
+                role[*k as usize] |= bit;
             }
         }
         let chunks = state_chunks + inputs.len().div_ceil(lanes);
@@ -122,18 +129,26 @@ impl<M: Model> Jacobian<M> {
         let mut output_offsets = Vec::new();
         for (vr, v) in vars.iter().enumerate() {
             if continuous_unknown(v) {
-                role[vr] |= UNKNOWN;
+                role[vr] |= if row[vr] == NONE {
+                    UNKNOWN_OUTPUT
+                } else {
+                    UNKNOWN_RATE
+                };
                 if row[vr] == NONE {
                     row[vr] = states.len() + output_offsets.len();
                     output_offsets.push(offsets[vr]);
                 }
             }
             if v.is_real() && v.causality == Causality::Output {
-                role[vr] |= DISCRETE;
+                role[vr] |= OUTPUT;
             }
         }
         let poisoned = (0..vars.len())
-            .filter(|vr| row[*vr] >= states.len() && row[*vr] != NONE && role[*vr] & KNOWN == 0)
+            .filter(|vr| {
+                row[*vr] >= states.len()
+                    && row[*vr] != NONE
+                    && role[*vr] & (KNOWN_STATE | KNOWN_INPUT) == 0
+            })
             .map(|vr| offsets[vr])
             .collect();
         let rows = states.len() + output_offsets.len();
@@ -168,39 +183,37 @@ impl<M: Model> Jacobian<M> {
         }
     }
 
-    /// Whether these may be asked for after initialization, in Continuous-Time Mode or not:
-    /// the quick check of every call there (the request check names what is refused).
+    /// After initialization, in Continuous-Time Mode or not: whether these may be asked for
+    /// (the quick check of every call there; the request check names what is refused), and
+    /// then the row groups (RATES, OUTPUTS) and column groups (STATES, INPUTS) they need.
     #[inline]
-    pub(crate) fn admits(&self, unknowns: &[u32], knowns: &[u32], continuous_time: bool) -> bool {
+    pub(crate) fn request(
+        &self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        continuous_time: bool,
+    ) -> Option<(u8, u8)> {
         let wanted = if continuous_time {
-            UNKNOWN
+            UNKNOWN_RATE | UNKNOWN_OUTPUT
         } else {
-            UNKNOWN | DISCRETE
+            UNKNOWN_RATE | UNKNOWN_OUTPUT | OUTPUT
         };
-        unknowns
-            .iter()
-            .all(|u| self.role.get(*u as usize).is_some_and(|r| r & wanted != 0))
-            && knowns
-                .iter()
-                .all(|k| self.role.get(*k as usize).is_some_and(|r| r & KNOWN != 0))
-    }
-
-    /// The row groups `unknowns` need, and the column groups `knowns` need.
-    #[inline]
-    pub(crate) fn groups(&self, unknowns: &[u32], knowns: &[u32]) -> (u8, u8) {
-        let rows = unknowns.iter().fold(0, |g, u| match self.row[*u as usize] {
-            NONE => g,
-            r if r < self.inputs_from => g | RATES,
-            _ => g | OUTPUTS,
-        });
-        let columns = knowns.iter().fold(0, |g, k| {
-            g | if self.chunk[*k as usize] < self.state_chunks {
-                STATES
-            } else {
-                INPUTS
+        let (mut rows, mut columns) = (0, 0);
+        for u in unknowns {
+            let r = *self.role.get(*u as usize)?;
+            if r & wanted == 0 {
+                return None;
             }
-        });
-        (rows, columns)
+            rows |= r & (UNKNOWN_RATE | UNKNOWN_OUTPUT);
+        }
+        for k in knowns {
+            let r = *self.role.get(*k as usize)?;
+            if r & (KNOWN_STATE | KNOWN_INPUT) == 0 {
+                return None;
+            }
+            columns |= r >> 3;
+        }
+        Some((rows, columns))
     }
 
     /// The derivative of unknown `u` by known `k` (after a sweep of their groups); 0 for a

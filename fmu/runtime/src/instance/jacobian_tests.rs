@@ -70,17 +70,32 @@ fn the_columns_kept_answer_every_call() {
     let mut p = plant(false);
     let (a, u, x) = (2.0, 0.5, p.model.x);
     let mut out = [0.0; 2];
-    assert_eq!(p.directional_derivative(&[V, Y], &[X], &[1.0], &mut out), Ok(OK));
+    assert_eq!(
+        p.directional_derivative(&[V, Y], &[X], &[1.0], &mut out),
+        Ok(OK)
+    );
     assert_eq!(out, [a * u, u]);
-    assert_eq!(p.directional_derivative(&[V, Y], &[U], &[1.0], &mut out), Ok(OK));
+    assert_eq!(
+        p.directional_derivative(&[V, Y], &[U], &[1.0], &mut out),
+        Ok(OK)
+    );
     assert_eq!(out, [a * x, x]);
-    assert_eq!(p.directional_derivative(&[V, Y], &[X, U], &[2.0, 3.0], &mut out), Ok(OK));
+    assert_eq!(
+        p.directional_derivative(&[V, Y], &[X, U], &[2.0, 3.0], &mut out),
+        Ok(OK)
+    );
     assert_eq!(out, [2.0 * a * u + 3.0 * a * x, 2.0 * u + 3.0 * x]);
-    assert_eq!(p.adjoint_derivative(&[V, Y], &[X, U], &[1.0, -1.0], &mut out), Ok(OK));
+    assert_eq!(
+        p.adjoint_derivative(&[V, Y], &[X, U], &[1.0, -1.0], &mut out),
+        Ok(OK)
+    );
     assert_eq!(out, [a * u - u, a * x - x]);
     // A new point: the columns follow.
     p.set_real(&[U], &[4.0]).unwrap();
-    assert_eq!(p.directional_derivative(&[V], &[X], &[1.0], &mut out[..1]), Ok(OK));
+    assert_eq!(
+        p.directional_derivative(&[V], &[X], &[1.0], &mut out[..1]),
+        Ok(OK)
+    );
     assert_eq!(out[0], a * 4.0);
 }
 
@@ -90,12 +105,19 @@ fn the_columns_kept_answer_every_call() {
 fn a_forgotten_unknown_is_named() {
     let mut p = plant(true);
     let mut out = [0.0];
-    assert_eq!(p.directional_derivative(&[Y], &[X], &[1.0], &mut out), Ok(DISCARD));
-    match p.columns(&[Y], &[X]) {
+    assert_eq!(
+        p.directional_derivative(&[Y], &[X], &[1.0], &mut out),
+        Ok(DISCARD)
+    );
+    let (rows, columns) = p.jacobian.request(&[Y], &[X], false).expect("allowed");
+    match p.columns(rows, columns) {
         Err(e) => assert_eq!(e.unknown, Y, "names y"),
         Ok(()) => panic!("a forgotten unknown passed"),
     }
     let mut q = plant(true);
-    assert_eq!(q.directional_derivative(&[V], &[X], &[1.0], &mut out), Ok(OK));
+    assert_eq!(
+        q.directional_derivative(&[V], &[X], &[1.0], &mut out),
+        Ok(OK)
+    );
     assert_eq!(out[0], 1.0);
 }

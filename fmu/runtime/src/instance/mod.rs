@@ -20,13 +20,13 @@ pub(crate) mod call;
 pub mod co_simulation;
 pub mod derivatives;
 pub(crate) mod jacobian;
+#[cfg(test)]
+mod jacobian_tests;
 pub mod model_exchange;
 pub mod restore;
 pub(crate) mod setters;
 pub mod snapshot;
 mod sweep;
-#[cfg(test)]
-mod jacobian_tests;
 use crate::describe::guid;
 use crate::model::Model;
 use crate::ode::{self as integrator, Integrator, StepError};

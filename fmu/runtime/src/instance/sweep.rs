@@ -13,15 +13,14 @@ use crate::lift::{Equations, Lifted};
 use crate::model::Model;
 
 impl<M: Model> Instance<M> {
-    /// The entries of `unknowns` by `knowns` at the current point (after initialization):
-    /// the row and column groups they need, each swept once per point.
+    /// The row groups `rows` by the column groups `columns` at the current point (after
+    /// initialization), each swept once per point.
     #[inline]
-    pub(crate) fn columns(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<(), NotFinite> {
+    pub(crate) fn columns(&mut self, rows: u8, columns: u8) -> Result<(), NotFinite> {
         let j = &mut self.jacobian;
         if !j.valid {
             (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
         }
-        let (rows, columns) = j.groups(unknowns, knowns);
         for (g, group) in [STATES, INPUTS].into_iter().enumerate() {
             let missing = rows & !self.jacobian.fresh[g];
             if columns & group != 0 && missing != 0 {
