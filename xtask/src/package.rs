@@ -151,17 +151,31 @@ pub fn build(
 /// Builds every component (or only the one whose model is `only`) and writes its `.fmu`;
 /// returns their paths.
 pub fn package(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    package_into(platforms, only, "target/fmu")
+}
+
+/// [`package`] into `dir` (relative to the workspace), with `fmi3/` under it.
+pub fn package_into(
+    platforms: Platforms,
+    only: Option<&str>,
+    dir: &str,
+) -> Result<Vec<PathBuf>, String> {
     build(platforms, Platform::Linux, only)?;
     if platforms == Platforms::All {
         build(platforms, Platform::Windows, only)?;
         build(platforms, Platform::Aarch64, only)?;
     }
-    write(platforms, only)
+    write_into(platforms, only, dir)
 }
 
 /// Writes the `.fmu` of every component (or of `only`'s), FMI 2.0 and FMI 3.0, from the
 /// binaries `build` left; returns the FMI 2.0 paths.
 pub fn write(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    write_into(platforms, only, "target/fmu")
+}
+
+/// [`write`] into `dir` (relative to the workspace).
+fn write_into(platforms: Platforms, only: Option<&str>, dir: &str) -> Result<Vec<PathBuf>, String> {
     let root = root();
     let components = selected(only)?;
     let (linux_dir, windows_dir, aarch64_dir) = match platforms {
@@ -173,7 +187,7 @@ pub fn write(platforms: Platforms, only: Option<&str>) -> Result<Vec<PathBuf>, S
         ),
     };
 
-    let out_dir = root.join("target/fmu");
+    let out_dir = root.join(dir);
     let out_dir3 = out_dir.join("fmi3");
     std::fs::create_dir_all(&out_dir3).map_err(|e| e.to_string())?;
     let stamp = timestamp();

@@ -229,6 +229,10 @@ fn packaged_tests() -> Result<(), String> {
         .current_dir(root()))
 }
 
+/// Where `cargo xtask dev` packages (linux64 only), apart from `cargo xtask package`'s
+/// `target/fmu`.
+pub const DEV_FMUS: &str = "target/dev/fmu";
+
 /// `cargo xtask dev <Model>`: what a change to one component needs checked before the whole
 /// suite.
 pub fn dev(model: &str) -> Result<(), String> {
@@ -238,19 +242,20 @@ pub fn dev(model: &str) -> Result<(), String> {
         .ok_or_else(|| format!("dev: no component packages {model}"))?;
     let venv_bin = venv_bin()?;
     run(platforms::linux_cargo("test", &venv_bin).args(["--locked", "-p", &component.crate_name]))?;
-    package::package(Platforms::HostOnly, Some(model))?;
+    // Its own folder: a linux64-only FMU never replaces a packaged release one.
+    package::package_into(Platforms::HostOnly, Some(model), DEV_FMUS)?;
     let harness = platforms::harness_linux()?;
     let root = root();
     run(Command::new(venv()?)
         .arg(root.join("xtask/python/quick.py"))
-        .arg(root.join("target/fmu"))
+        .arg(root.join(DEV_FMUS))
         .arg(root.join("reference-fmus"))
         .arg(model)
         .env("FMU_RUN_DIR", &harness))?;
     // A refactoring changes no result: the linux64 hashes of its reference scenarios.
     run(Command::new(venv()?)
         .arg(root.join("xtask/python/hashes.py"))
-        .arg(root.join("target/fmu"))
+        .arg(root.join(DEV_FMUS))
         .arg(root.join("reference-fmus"))
         .args(["--check", "linux64", model])
         .env("FMU_RUN_DIR", harness))
