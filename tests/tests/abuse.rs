@@ -137,12 +137,23 @@ enum Mode {
 }
 
 /// What the state tables (FMI 2.0 sections 3.2.3 and 4.2.4, FMI 3.0 section 3.2) let a set call
-/// write once initialized: every input in Event Mode and between Co-Simulation steps, only the
-/// continuous inputs in Continuous-Time Mode, no parameter (all are fixed here), never an
-/// output, calculated parameter or local.
-fn settable(v: &ScalarVariable, mode: Mode) -> bool {
-    v.causality == Causality::Input
-        && (mode != Mode::ContinuousTime || v.variability == Variability::Continuous)
+/// write once initialized: every input in Event Mode and between Co-Simulation steps; in
+/// Continuous-Time Mode the continuous inputs and the continuous-time states (FMI 2.0.4
+/// section 3.2.3, condition 5 of fmi2SetReal); no parameter (all are fixed here), never
+/// another output, calculated parameter or local.
+fn settable(fmu: &Fmu, v: &ScalarVariable, mode: Mode) -> bool {
+    let index = fmu
+        .md
+        .model_variables
+        .iter()
+        .position(|w| w.name == v.name)
+        .map(|i| i + 1);
+    let state = fmu.md.model_variables.iter().any(
+        |w| matches!(w.kind, VariableType::Real { derivative: Some(d), .. } if Some(d) == index),
+    );
+    (mode == Mode::ContinuousTime && state)
+        || (v.causality == Causality::Input
+            && (mode != Mode::ContinuousTime || v.variability == Variability::Continuous))
 }
 
 /// Sets every variable of `fmu` (to its start value, or 1) in `mode`: what the table allows
@@ -168,7 +179,7 @@ fn set_every_variable(
             "{model}: set {} ({:?} {:?}) in {mode:?} Mode",
             v.name, v.variability, v.causality
         );
-        if settable(v, mode) {
+        if settable(fmu, v, mode) {
             assert_eq!(status, OK, "{what}: {}", inst.log());
             continue;
         }

@@ -259,9 +259,14 @@ impl<M> Var<M> {
     /// Whether a set call may write this variable in the given phase (the state tables of
     /// FMI 2.0, section 3.2.3 and 4.2.4, and FMI 3.0, section 3.2): parameters before
     /// initialization ends (every parameter here is fixed), inputs at every communication
-    /// point and in Event Mode, and in Continuous-Time Mode only the continuous inputs: a
-    /// discrete input changes only at an event.
+    /// point and in Event Mode, and in Continuous-Time Mode the continuous inputs (a discrete
+    /// input changes only at an event) and the continuous-time states (FMI 2.0.4 section
+    /// 3.2.3, condition 5 of fmi2SetReal; FMI 3.0.2 lists fmi3SetFloat64 beside
+    /// fmi3SetContinuousStates to set them): as fmi2SetContinuousStates would.
     pub fn settable(&self, phase: Phase) -> bool {
+        if phase == Phase::ContinuousTime && self.derivative.is_some() {
+            return true;
+        }
         match (self.causality, phase) {
             (Causality::Input, Phase::ContinuousTime) => {
                 self.variability == Variability::Continuous

@@ -121,3 +121,38 @@ fn a_forgotten_unknown_is_named() {
     );
     assert_eq!(out[0], 1.0);
 }
+
+/// In Continuous-Time Mode a state set by value reference (fmi2SetReal, FMI 2.0.4 section
+/// 3.2.3 condition 5) gives, bit for bit, the derivatives fmi2SetContinuousStates gives, and the
+/// Jacobian there; another output is still refused.
+#[test]
+fn a_state_set_by_value_reference_is_a_state_set() {
+    let model_exchange = || {
+        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+        let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
+        p.setup_experiment(None, 0.0, None).unwrap();
+        p.set_real(&[U], &[0.5]).unwrap();
+        p.enter_initialization_mode();
+        p.exit_initialization_mode().unwrap();
+        p.enter_continuous_time_mode();
+        p
+    };
+    let (mut by_vr, mut by_vector) = (model_exchange(), model_exchange());
+    let x = 0.123456789;
+    assert_eq!(by_vr.set_real(&[X], &[x]), Ok(OK));
+    assert_eq!(by_vector.set_continuous_states(&[x]), Ok(OK));
+    let (mut a, mut b) = ([0.0], [0.0]);
+    by_vr.get_derivatives(&mut a).unwrap();
+    by_vector.get_derivatives(&mut b).unwrap();
+    assert_eq!(a[0].to_bits(), b[0].to_bits());
+    assert_eq!(
+        by_vr.directional_derivative(&[V], &[U], &[1.0], &mut a),
+        Ok(OK)
+    );
+    assert_eq!(a[0], 2.0 * x);
+    let refused = by_vr.set_real(&[Y], &[1.0]).unwrap_err();
+    assert!(
+        refused.contains("y is a continuous output variable and cannot be set"),
+        "{refused}"
+    );
+}

@@ -561,7 +561,9 @@ impl<M: Model> Instance<M> {
         if phase == Phase::ContinuousTime {
             let t = self.time;
             for (vr, value) in vrs.iter().zip(values) {
-                self.input_motion[*vr as usize].observe(t, *value);
+                if self.vars[*vr as usize].causality == Causality::Input {
+                    self.input_motion[*vr as usize].observe(t, *value);
+                }
             }
         }
         self.dirty = true;
