@@ -7,11 +7,11 @@
  *   fmu_run run|run3     PLAN BINARY RESOURCE_URI OUT [--save-state FILE] [--load-state FILE]
  *   fmu_run abuse|abuse3 PLAN BINARY RESOURCE_URI
  *
- * `run` and `abuse` use FMI 2.0; `run3` and `abuse3` the same calls through FMI 3.0 (see "FMI 3.0"
- * below): Co-Simulation with Event Mode and early return, and an intermediate update callback that
- * asks for an early return at every third call within a communication step, so that every step
- * the FMU ends early (at an event or where asked) is continued to the communication point as an
- * FMI 3.0 importer does.
+ * `run` and `abuse` use FMI 2.0; `run3` and `abuse3` the same calls through FMI 3.0 (fmu_run3.c,
+ * compiled with this file; fmu_run.h has what both share): Co-Simulation with Event Mode and
+ * early return, and an intermediate update callback that asks for an early return at every third
+ * call within a communication step, so that every step the FMU ends early (at an event or where
+ * asked) is continued to the communication point as an FMI 3.0 importer does.
  *
  * PLAN is a token file written by xtask/python/platforms.py: the GUID, tolerance, start, step,
  * number of steps, parameters (kind R or I, value reference, value; set in initialization mode
@@ -32,61 +32,7 @@
  * `abuse` makes the calls a careless importer makes (wrong GUID, NULL instance and arrays, calls
  * out of order, NaN inputs, corrupted and truncated states) and checks that each returns a status
  * and the instance carries on. The exit code counts the failures. */
-#include <math.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#ifdef _WIN32
-#include <windows.h>
-typedef HMODULE Library;
-static Library open_library(const char *path) { return LoadLibraryA(path); }
-static void *symbol(Library lib, const char *name) { return (void *)GetProcAddress(lib, name); }
-static void close_library(Library lib) { FreeLibrary(lib); }
-#else
-#include <dlfcn.h>
-typedef void *Library;
-static Library open_library(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static void *symbol(Library lib, const char *name) { return dlsym(lib, name); }
-static void close_library(Library lib) { dlclose(lib); }
-#endif
-
-/* The FMI 2.0 types and signatures this program uses (fmi2FunctionTypes.h). */
-typedef void *Component;
-typedef void *FmuState;
-typedef unsigned int Ref;
-enum { FMI_OK = 0, FMI_WARNING = 1, FMI_DISCARD = 2, FMI_ERROR = 3, FMI_FATAL = 4 };
-typedef struct {
-    void (*logger)(void *, const char *, int, const char *, const char *, ...);
-    void *(*allocate)(size_t, size_t);
-    void (*free)(void *);
-    void (*step_finished)(void *, int);
-    void *environment;
-} Callbacks;
-
-typedef struct {
-    Component (*instantiate)(const char *, int, const char *, const char *, const Callbacks *, int,
-                             int);
-    void (*free_instance)(Component);
-    int (*setup_experiment)(Component, int, double, double, int, double);
-    int (*enter_initialization)(Component);
-    int (*exit_initialization)(Component);
-    int (*terminate)(Component);
-    int (*reset)(Component);
-    int (*get_real)(Component, const Ref *, size_t, double *);
-    int (*get_integer)(Component, const Ref *, size_t, int *);
-    int (*set_real)(Component, const Ref *, size_t, const double *);
-    int (*set_integer)(Component, const Ref *, size_t, const int *);
-    int (*get_state)(Component, FmuState *);
-    int (*set_state)(Component, FmuState);
-    int (*free_state)(Component, FmuState *);
-    int (*serialized_size)(Component, FmuState, size_t *);
-    int (*serialize)(Component, FmuState, char *, size_t);
-    int (*deserialize)(Component, const char *, size_t, FmuState *);
-    int (*do_step)(Component, double, double, int);
-} Api;
+#include "fmu_run.h"
 
 static int load_api(Library lib, Api *api) {
     struct {
@@ -158,8 +104,9 @@ int posix_memalign(void **out, size_t alignment, size_t n) {
 }
 #endif
 
-static int verbose;
-static size_t events; /* logEvents messages since it was last cleared */
+/* Shared with fmu_run3.c (fmu_run.h). */
+int verbose;
+size_t events; /* logEvents messages since it was last cleared */
 static void logger(void *env, const char *instance, int status, const char *category,
                    const char *message, ...) {
     (void)env;
@@ -572,176 +519,6 @@ static int abuse(const Api *api, const Plan *p, const char *uri) {
     return failures;
 }
 
-/* ---- FMI 3.0 ------------------------------------------------------------------------------ */
-
-/* The FMI 3.0 signatures this program uses (fmi3FunctionTypes.h); fmi3Boolean is C's bool. */
-typedef _Bool Bool3;
-typedef void (*LogMessage3)(void *, int, const char *, const char *);
-typedef void (*IntermediateUpdate3)(void *, double, Bool3, Bool3, Bool3, Bool3, Bool3 *, double *);
-static struct {
-    Component (*instantiate)(const char *, const char *, const char *, Bool3, Bool3, Bool3, Bool3,
-                             const Ref *, size_t, void *, LogMessage3, IntermediateUpdate3);
-    int (*enter_initialization)(Component, Bool3, double, double, Bool3, double);
-    int (*exit_initialization)(Component);
-    int (*get_float64)(Component, const Ref *, size_t, double *, size_t);
-    int (*get_int32)(Component, const Ref *, size_t, int *, size_t);
-    int (*set_float64)(Component, const Ref *, size_t, const double *, size_t);
-    int (*set_int32)(Component, const Ref *, size_t, const int *, size_t);
-    int (*do_step)(Component, double, double, Bool3, Bool3 *, Bool3 *, Bool3 *, double *);
-    int (*enter_event_mode)(Component);
-    int (*update_discrete_states)(Component, Bool3 *, Bool3 *, Bool3 *, Bool3 *, Bool3 *, double *);
-    int (*enter_step_mode)(Component);
-} fmi3;
-
-/* What fmi3SetupExperiment would have been: FMI 3.0 passes it to fmi3EnterInitializationMode. */
-static double experiment_tolerance, experiment_start;
-/* Intermediate updates so far and within the current communication step, early returns asked
- * for and made, events handled in Event Mode. */
-static size_t updates, step_updates, early_asked, early_returns, event_returns;
-
-static void log_message3(void *env, int status, const char *category, const char *message) {
-    (void)env;
-    if (strcmp(category, "logEvents") == 0) events++;
-    if (verbose) fprintf(stderr, "[%s] %d: %s\n", category, status, message);
-}
-
-static void intermediate_update3(void *env, double time, Bool3 set_requested, Bool3 get_allowed,
-                                 Bool3 step_finished, Bool3 can_return_early, Bool3 *early,
-                                 double *early_time) {
-    (void)env, (void)set_requested, (void)get_allowed, (void)step_finished;
-    updates++;
-    /* Counted within the communication step, so that a repeat from a restored state asks at the
-     * same internal steps. */
-    *early = can_return_early && ++step_updates % 3 == 0;
-    *early_time = time;
-    early_asked += *early;
-}
-
-static Component instantiate3(const char *name, int type, const char *token, const char *uri,
-                              const Callbacks *unused, int visible, int logging) {
-    (void)type, (void)unused;
-    return fmi3.instantiate(name, token, uri, visible, logging, 1, 1, NULL, 0, NULL, log_message3,
-                            intermediate_update3);
-}
-
-static int setup_experiment3(Component c, int tolerance_defined, double tolerance, double start,
-                             int stop_defined, double stop) {
-    (void)c, (void)tolerance_defined, (void)stop_defined, (void)stop;
-    experiment_tolerance = tolerance;
-    experiment_start = start;
-    return FMI_OK;
-}
-
-static int enter_initialization3(Component c) {
-    return fmi3.enter_initialization(c, 1, experiment_tolerance, experiment_start, 0, 0.0);
-}
-
-/* The event iteration of Event Mode: fmi3UpdateDiscreteStates until nothing changes. */
-static int event_iteration3(Component c) {
-    for (int i = 0; i < 1000; i++) {
-        Bool3 again, stop, nominals, values, defined;
-        double next;
-        int status = fmi3.update_discrete_states(c, &again, &stop, &nominals, &values, &defined, &next);
-        if (status != FMI_OK || !again) return status;
-    }
-    return FMI_ERROR;
-}
-
-/* With Event Mode used the instance is in Event Mode after initialization. */
-static int exit_initialization3(Component c) {
-    int status = fmi3.exit_initialization(c);
-    if (status == FMI_OK) status = event_iteration3(c);
-    if (status == FMI_OK) status = fmi3.enter_step_mode(c);
-    return status;
-}
-
-static int get_real3(Component c, const Ref *vr, size_t n, double *v) {
-    return fmi3.get_float64(c, vr, n, v, n);
-}
-static int get_integer3(Component c, const Ref *vr, size_t n, int *v) {
-    return fmi3.get_int32(c, vr, n, v, n);
-}
-static int set_real3(Component c, const Ref *vr, size_t n, const double *v) {
-    return fmi3.set_float64(c, vr, n, v, n);
-}
-static int set_integer3(Component c, const Ref *vr, size_t n, const int *v) {
-    return fmi3.set_int32(c, vr, n, v, n);
-}
-
-/* One communication step as an FMI 3.0 importer with Event Mode and early return takes it: a
- * step that ends early is continued from where it ended, after the event iteration if it ended
- * at an event (an event at the step's end is handled there, before the next step). */
-static int do_step3(Component c, double t, double h, int no_prior) {
-    const double end = t + h;
-    step_updates = 0;
-    for (int k = 0; k < 100000; k++) {
-        Bool3 event = 0, stop = 0, early = 0;
-        double last = NAN;
-        int status = fmi3.do_step(c, t, end - t, (Bool3)no_prior, &event, &stop, &early, &last);
-        if (status != FMI_OK) return status;
-        if (early) {
-            early_returns++;
-            if (!(last >= t && last < end)) return FMI_ERROR;
-        } else if (last != end) {
-            return FMI_ERROR;
-        }
-        t = last;
-        if (event) {
-            event_returns++;
-            if ((status = fmi3.enter_event_mode(c)) != FMI_OK) return status;
-            if ((status = event_iteration3(c)) != FMI_OK) return status;
-            if ((status = fmi3.enter_step_mode(c)) != FMI_OK) return status;
-        }
-        if (!early) return FMI_OK;
-    }
-    return FMI_ERROR;
-}
-
-static int load_api3(Library lib, Api *api) {
-    struct {
-        void **slot;
-        const char *name;
-    } table[] = {
-        {(void **)&fmi3.instantiate, "fmi3InstantiateCoSimulation"},
-        {(void **)&api->free_instance, "fmi3FreeInstance"},
-        {(void **)&fmi3.enter_initialization, "fmi3EnterInitializationMode"},
-        {(void **)&fmi3.exit_initialization, "fmi3ExitInitializationMode"},
-        {(void **)&api->terminate, "fmi3Terminate"},
-        {(void **)&api->reset, "fmi3Reset"},
-        {(void **)&fmi3.get_float64, "fmi3GetFloat64"},
-        {(void **)&fmi3.get_int32, "fmi3GetInt32"},
-        {(void **)&fmi3.set_float64, "fmi3SetFloat64"},
-        {(void **)&fmi3.set_int32, "fmi3SetInt32"},
-        {(void **)&api->get_state, "fmi3GetFMUState"},
-        {(void **)&api->set_state, "fmi3SetFMUState"},
-        {(void **)&api->free_state, "fmi3FreeFMUState"},
-        {(void **)&api->serialized_size, "fmi3SerializedFMUStateSize"},
-        {(void **)&api->serialize, "fmi3SerializeFMUState"},
-        {(void **)&api->deserialize, "fmi3DeserializeFMUState"},
-        {(void **)&fmi3.do_step, "fmi3DoStep"},
-        {(void **)&fmi3.enter_event_mode, "fmi3EnterEventMode"},
-        {(void **)&fmi3.update_discrete_states, "fmi3UpdateDiscreteStates"},
-        {(void **)&fmi3.enter_step_mode, "fmi3EnterStepMode"},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        *table[i].slot = symbol(lib, table[i].name);
-        if (!*table[i].slot) {
-            fprintf(stderr, "fmu_run: the binary does not export %s\n", table[i].name);
-            return 0;
-        }
-    }
-    api->instantiate = instantiate3;
-    api->setup_experiment = setup_experiment3;
-    api->enter_initialization = enter_initialization3;
-    api->exit_initialization = exit_initialization3;
-    api->get_real = get_real3;
-    api->get_integer = get_integer3;
-    api->set_real = set_real3;
-    api->set_integer = set_integer3;
-    api->do_step = do_step3;
-    return 1;
-}
-
 int main(int argc, char **argv) {
     if (argc < 5) die("usage: fmu_run run|run3|abuse|abuse3 PLAN BINARY RESOURCE_URI [OUT] [--save-state F] [--load-state F]");
     verbose = getenv("FMU_RUN_VERBOSE") != NULL;
@@ -762,9 +539,7 @@ int main(int argc, char **argv) {
     if (strncmp(command, "run", 3) == 0 && argc >= 6) code = run(&api, &plan, argv[4], argv[5], save, load);
     else if (strncmp(command, "abuse", 5) == 0) code = abuse(&api, &plan, argv[4]);
     else die("unknown command");
-    if (v3 && strncmp(command, "run", 3) == 0)
-        printf("fmi3: %zu intermediate updates, %zu early returns asked, %zu early returns, %zu at events\n",
-               updates, early_asked, early_returns, event_returns);
+    if (v3 && strncmp(command, "run", 3) == 0) print_fmi3_counts();
     close_library(lib);
     free_plan(&plan);
     return code;

@@ -204,7 +204,8 @@ pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
 
 const HARNESS_FLAGS: [&str; 5] = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=c11"];
 
-/// Compiles `tests/c/fmu_run.c` for this Linux into `target/fmu_run/`; returns that directory.
+/// Compiles `tests/c/fmu_run.c` (with its FMI 3.0 part, `fmu_run3.c`) for this Linux into
+/// `target/fmu_run/`; returns that directory.
 pub fn harness_linux() -> Result<PathBuf, String> {
     let out = root().join("target/fmu_run");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
@@ -217,6 +218,7 @@ pub fn harness_linux() -> Result<PathBuf, String> {
         .arg("-o")
         .arg(out.join("fmu_run"))
         .arg(root().join("tests/c/fmu_run.c"))
+        .arg(root().join("tests/c/fmu_run3.c"))
         .args(["-ldl", "-lm"]))?;
     Ok(out)
 }
@@ -225,9 +227,9 @@ pub fn harness_linux() -> Result<PathBuf, String> {
 const QEMU_PACKAGES: &[&str] = &["qemu-user", "libc6-arm64-cross"];
 const AARCH64_LOADER: &str = "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1";
 
-/// Compiles `tests/c/fmu_run.c` for Linux, Windows and aarch64 Linux (zig, glibc 2.17), and the
-/// test-only stand-in for `bcryptprimitives.dll` that Wine 8 lacks, into `target/fmu_run/`;
-/// makes sure Wine and qemu-user are there.
+/// Compiles `tests/c/fmu_run.c` with `fmu_run3.c` for Linux, Windows and aarch64 Linux (zig,
+/// glibc 2.17), and the test-only stand-in for `bcryptprimitives.dll` that Wine 8 lacks, into
+/// `target/fmu_run/`; makes sure Wine and qemu-user are there.
 pub fn harness() -> Result<PathBuf, String> {
     windows_toolchain()?;
     if !Path::new(WINE).exists() {
@@ -244,7 +246,8 @@ pub fn harness() -> Result<PathBuf, String> {
         .arg("-static")
         .arg("-o")
         .arg(out.join("fmu_run.exe"))
-        .arg(src.join("fmu_run.c")))?;
+        .arg(src.join("fmu_run.c"))
+        .arg(src.join("fmu_run3.c")))?;
     let venv_bin = crate::venv()?.parent().expect("venv bin").to_path_buf();
     run(Command::new(venv_bin.join("python"))
         .args(["-m", "ziglang", "cc", "-target", "aarch64-linux-gnu.2.17"])
@@ -253,6 +256,7 @@ pub fn harness() -> Result<PathBuf, String> {
         .arg("-o")
         .arg(out.join("fmu_run_aarch64"))
         .arg(src.join("fmu_run.c"))
+        .arg(src.join("fmu_run3.c"))
         .args(["-ldl", "-lm"]))?;
     run(Command::new(MINGW_GCC)
         .args(["-O2", "-Wall", "-Werror", "-shared", "-o"])
