@@ -164,11 +164,18 @@ fn set_every_variable(
     inst: &impl SetByName,
     mode: Mode,
     snapshot: &dyn Fn() -> Vec<u8>,
+    current: &dyn Fn(&str) -> f64,
 ) {
     let model = &fmu.md.model_name;
     for v in &fmu.md.model_variables {
         let before = snapshot();
         let status = match v.kind {
+            // A state keeps its value: the set must be accepted, not move the model.
+            VariableType::Real { .. }
+                if settable(fmu, v, mode) && v.causality != Causality::Input =>
+            {
+                inst.set_by_name(&v.name, current(&v.name))
+            }
             VariableType::Real { start, .. } => inst.set_by_name(&v.name, start.unwrap_or(1.0)),
             VariableType::Integer { start, .. } => {
                 inst.set_int_by_name(&v.name, start.unwrap_or(1))
@@ -218,12 +225,17 @@ fn set_calls_follow_the_state_tables() {
         me.initialize(0.0, Some(10.0), &[]);
         assert_eq!(me.event_iteration().0, OK);
         assert_eq!(me.enter_continuous_time_mode(), OK);
-        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot2(&me));
+        let value = |name: &str| {
+            let mut v = [0.0];
+            assert_eq!(me.get_real(&[fmu.vr(name)], &mut v), OK);
+            v[0]
+        };
+        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot2(&me), &value);
         assert_eq!(me.enter_event_mode(), OK);
-        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot2(&me));
+        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot2(&me), &value);
         assert_eq!(me.event_iteration().0, OK, "{}", me.log_text());
         let cs = started(&fmu);
-        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot2(&cs));
+        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot2(&cs), &|_| 0.0);
         assert_eq!(cs.do_step(0.0, 0.1), OK, "{}", cs.log_text());
     }
     passed(

@@ -397,12 +397,13 @@ fn fmi3_set_calls_follow_the_state_tables() {
         assert_eq!(me.exit_initialization_mode(), OK, "{}", me.log_text());
         assert_eq!(me.event_iteration(), OK);
         assert_eq!(me.enter_continuous_time_mode(), OK);
-        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot(&me));
+        let value = |name: &str| me.get(&[fmu.vr(name)]).1[0];
+        set_every_variable(&fmu, &me, Mode::ContinuousTime, &|| snapshot(&me), &value);
         assert_eq!(me.enter_event_mode(), OK);
-        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot(&me));
+        set_every_variable(&fmu, &me, Mode::Event, &|| snapshot(&me), &value);
         assert_eq!(me.event_iteration(), OK, "{}", me.log_text());
         let cs = started(&fmu3);
-        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot(&cs));
+        set_every_variable(&fmu, &cs, Mode::Step, &|| snapshot(&cs), &|_| 0.0);
         step(&cs, 0.0, 0.1);
     }
     passed(
