@@ -19,7 +19,9 @@ use setters::{setters, OutputCheck, Setter};
 pub(crate) mod call;
 pub mod co_simulation;
 pub mod derivatives;
+mod input_motion;
 pub(crate) mod jacobian;
+pub(crate) use input_motion::InputMotion;
 #[cfg(test)]
 mod jacobian_tests;
 pub mod model_exchange;
@@ -157,34 +159,6 @@ pub mod allowed {
         Terminated,
         Error,
     ];
-}
-
-/// How a Real input moves in Model Exchange, as seen from the values the importer sets.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct InputMotion {
-    time: f64,
-    value: f64,
-    /// Between the last two times it was set at (0 until then).
-    pub(crate) rate: f64,
-}
-
-impl Default for InputMotion {
-    fn default() -> Self {
-        InputMotion {
-            time: f64::NAN,
-            value: 0.0,
-            rate: 0.0,
-        }
-    }
-}
-
-impl InputMotion {
-    fn observe(&mut self, t: f64, value: f64) {
-        if t != self.time && self.time.is_finite() {
-            self.rate = (value - self.value) / (t - self.time);
-        }
-        (self.time, self.value) = (t, value);
-    }
 }
 
 /// Result of an instance method: the status to return, the reason already formatted.
