@@ -31,11 +31,13 @@ impl<M: Model> Instance<M> {
         Ok(())
     }
 
-    /// One pass per chunk of the column group's lanes, through the row groups asked for.
-    #[cold]
-    fn sweep(&mut self, columns: u8, rows: u8) -> Result<(), NotFinite> {
-        let t = self.time;
+    /// The lifted model at the current point: every derivative 0 after an Initialization Mode
+    /// pass, the values the f64 model's.
+    fn at_point(&mut self) {
         let j = &mut self.jacobian;
+        if !j.valid {
+            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
+        }
         if j.stale {
             j.clear();
             j.stale = false;
@@ -44,6 +46,14 @@ impl<M: Model> Instance<M> {
             j.lifted.sync(&self.model);
             j.synced = true;
         }
+    }
+
+    /// One pass per chunk of the column group's lanes, through the row groups asked for.
+    #[cold]
+    fn sweep(&mut self, columns: u8, rows: u8) -> Result<(), NotFinite> {
+        let t = self.time;
+        self.at_point();
+        let j = &mut self.jacobian;
         let lanes = <JetOf<M> as Lanes>::LANES;
         let (first, end) = match columns {
             STATES => (0, j.inputs_from),
@@ -113,18 +123,8 @@ impl<M: Model> Instance<M> {
         values: &mut [f64],
     ) -> Result<(), NotFinite> {
         let t = self.time;
+        self.at_point();
         let j = &mut self.jacobian;
-        if !j.valid {
-            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
-        }
-        if j.stale {
-            j.clear();
-            j.stale = false;
-        }
-        if !j.synced {
-            j.lifted.sync(&self.model);
-            j.synced = true;
-        }
         self.model.derivatives(t, &mut j.rates_f64);
         for (c, k) in j.plan.iter().enumerate() {
             let slope = if c < j.inputs_from {
