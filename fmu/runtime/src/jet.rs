@@ -83,6 +83,8 @@ impl<const N: usize> Sub for Jet<N> {
 
 impl<const N: usize> Mul for Jet<N> {
     type Output = Self;
+    // The product rule: the derivative of a product is a sum.
+    #[allow(clippy::suspicious_arithmetic_impl)]
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
         let (a, b) = (self.re, o.re);
@@ -95,6 +97,8 @@ impl<const N: usize> Mul for Jet<N> {
 
 impl<const N: usize> Div for Jet<N> {
     type Output = Self;
+    // The quotient rule.
+    #[allow(clippy::suspicious_arithmetic_impl)]
     #[inline(always)]
     fn div(self, o: Self) -> Self {
         let re = self.re / o.re;
