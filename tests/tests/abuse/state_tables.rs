@@ -16,7 +16,7 @@ pub(crate) enum Mode {
 /// Continuous-Time Mode the continuous inputs and the continuous-time states (FMI 2.0.4
 /// section 3.2.3, condition 5 of fmi2SetReal); no parameter (all are fixed here), never
 /// another output, calculated parameter or local.
-pub(crate) fn settable(fmu: &Fmu, v: &ScalarVariable, mode: Mode) -> bool {
+fn settable(fmu: &Fmu, v: &ScalarVariable, mode: Mode) -> bool {
     let index = fmu
         .md
         .model_variables

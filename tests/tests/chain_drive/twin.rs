@@ -15,10 +15,10 @@ pub(crate) struct Twin {
     rest: (f64, f64),
 }
 
-pub(crate) const K_CHAIN: f64 = 1e5;
-pub(crate) const I_SA: f64 = 0.4 + 7.0 * 0.35 * 0.35 + 15.0 * 0.7 * 0.7;
-pub(crate) const G_SA: f64 = 9.81 * (7.0 * 0.35 + 15.0 * 0.7);
-pub(crate) const K_SUSP: f64 = 1e4;
+const K_CHAIN: f64 = 1e5;
+const I_SA: f64 = 0.4 + 7.0 * 0.35 * 0.35 + 15.0 * 0.7 * 0.7;
+const G_SA: f64 = 9.81 * (7.0 * 0.35 + 15.0 * 0.7);
+const K_SUSP: f64 = 1e4;
 
 impl Twin {
     pub(crate) fn new(printed: bool) -> Twin {

@@ -35,9 +35,9 @@ pub(crate) struct Exact {
 }
 
 /// Steps of the differences, relative to the known's magnitude (at least 1), in the order tried.
-pub(crate) const STEPS: [f64; 8] = [1e-4, 1e-3, 1e-5, 1e-2, 1e-6, 1e-7, 1e-9, 1e-11];
+const STEPS: [f64; 8] = [1e-4, 1e-3, 1e-5, 1e-2, 1e-6, 1e-7, 1e-9, 1e-11];
 
-pub(crate) fn unit(md: &ModelDescription, index: usize) -> Option<&str> {
+fn unit(md: &ModelDescription, index: usize) -> Option<&str> {
     match &md.model_variables[index - 1].kind {
         VariableType::Real { unit, .. } => unit.as_deref(),
         _ => None,

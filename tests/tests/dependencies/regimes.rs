@@ -5,7 +5,7 @@ use super::*;
 
 /// How a regime sets a known: a value drawn uniformly between two bounds, or the value another
 /// variable takes once the rest is set (a sheave started exactly on its computed stop).
-pub(crate) enum Draw {
+enum Draw {
     Between(f64, f64),
     ValueOf(&'static str),
 }
@@ -19,7 +19,7 @@ pub(crate) enum Value {
 
 /// Parameter sets the probe samples around, besides the start values: the structural choices
 /// that switch parts of a model on, which small random moves do not reach.
-pub(crate) fn regimes(model: &str) -> Vec<Vec<(String, Draw)>> {
+fn regimes(model: &str) -> Vec<Vec<(String, Draw)>> {
     let fixed = |name: &str, value: f64| (name.to_string(), Draw::Between(value, value));
     let between = |name: &str, lo: f64, hi: f64| (name.to_string(), Draw::Between(lo, hi));
     let at = |name: &str, other: &'static str| (name.to_string(), Draw::ValueOf(other));

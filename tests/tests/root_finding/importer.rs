@@ -4,7 +4,7 @@
 use super::*;
 
 /// What the importer calls, in FMI 2.0 or FMI 3.0.
-pub(crate) trait ModelExchange {
+trait ModelExchange {
     fn set_time(&self, t: f64) -> i32;
     fn set_input(&self, name: &str, value: f64) -> i32;
     fn set_continuous_states(&self, x: &[f64]) -> i32;
@@ -94,7 +94,7 @@ impl ModelExchange for Instance3<'_> {
 }
 
 /// A Model Exchange importer that integrates like CVode.
-pub(crate) struct Importer<'a, I: ModelExchange> {
+struct Importer<'a, I: ModelExchange> {
     inst: I,
     sc: &'a Scenario,
     /// Indicators at the last accepted point, and whether each is watched: one that was
@@ -296,12 +296,7 @@ pub(crate) fn model_exchange3(fmu: &Fmu3, fmu2: &Fmu, sc: &Scenario, names: &[St
     import(inst, sc, names, false)
 }
 
-pub(crate) fn import<I: ModelExchange>(
-    inst: I,
-    sc: &Scenario,
-    names: &[String],
-    near_side: bool,
-) -> Run {
+fn import<I: ModelExchange>(inst: I, sc: &Scenario, names: &[String], near_side: bool) -> Run {
     let mut me = Importer {
         inst,
         sc,

@@ -11,7 +11,7 @@ pub(crate) struct Ramps {
 
 /// The engine pulling from zero (the chain, just taut at rest, must tighten), a growing road
 /// load and brake.
-pub(crate) const CHAIN_RAMPS: &[(&str, f64, f64)] = &[
+const CHAIN_RAMPS: &[(&str, f64, f64)] = &[
     ("tau_eng", 0.0, 150.0),
     ("tau_load", 0.0, -20.0),
     ("c_brake", 0.0, 0.05),
