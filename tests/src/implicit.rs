@@ -14,8 +14,9 @@
 //! x1 = x + sum_i m_i K_i,   error = sum_i e_i K_i
 //! ```
 //!
-//! The tests (implicit/tests.rs) check the order conditions of E. Hairer and G. Wanner, "Solving Ordinary
-//! Differential Equations II", section IV.7, Table 7.1, and the observed order.
+//! The tests (implicit/tests.rs) check the order conditions of E. Hairer and G. Wanner,
+//! "Solving Ordinary Differential Equations II", section IV.7, Table 7.1, and the observed
+//! order.
 
 /// A square matrix, row by row.
 #[derive(Clone, Debug, PartialEq)]
