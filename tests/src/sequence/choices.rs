@@ -10,8 +10,8 @@ pub trait Choices {
     fn exhausted(&self) -> bool {
         false
     }
-    /// The protocol feature (below [`PROTOCOL_FEATURES`](super::PROTOCOL_FEATURES)) a call just reached: a guided
-    /// fuzzer counts it as coverage.
+    /// The protocol feature (below [`PROTOCOL_FEATURES`](super::PROTOCOL_FEATURES)) a call just
+    /// reached: a guided fuzzer counts it as coverage.
     fn reached(&mut self, _feature: usize) {}
 }
 /// A small deterministic generator, so that a failing sequence can be replayed.
