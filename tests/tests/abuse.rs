@@ -10,49 +10,21 @@ use model_description::{Causality, ScalarVariable, Variability, VariableType};
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::{null, null_mut};
 
-/// The tests of this file run one at a time: the memory test reads the process's heap
-/// statistics, which another test allocating at the same time would disturb.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+// What the tests stand on is in tests/tests/abuse/ by part; the tests are here and, for FMI 3.0,
+// in abuse/fmi3.rs.
+#[path = "abuse/bookkeeping.rs"]
+mod bookkeeping;
+#[path = "abuse/driving.rs"]
+mod driving;
+#[path = "abuse/heap.rs"]
+mod heap;
+#[path = "abuse/state_tables.rs"]
+mod state_tables;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Records that a test of this file passed on every FMU, and what it did, so that
-/// docs/validation.md (written by `cargo xtask validate`) lists what ran rather than what
-/// should have.
-fn passed(test: &str, what: String) {
-    // A record says the test passed on every FMU: none from a run narrowed by FMU_MODELS.
-    if narrowed() {
-        return;
-    }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/abuse-results");
-    let mode = if memcheck() { "memcheck" } else { "native" };
-    let models: Vec<String> = Fmu::all().iter().map(|f| f.md.model_name.clone()).collect();
-    std::fs::create_dir_all(&dir).expect("target/abuse-results");
-    std::fs::write(
-        dir.join(format!("{test}.{mode}.txt")),
-        format!("{what}\n{}\n", models.join(", ")),
-    )
-    .expect("write the test's record");
-}
-
-fn reals(fmu: &Fmu, causality: Causality) -> Vec<(String, u32)> {
-    fmu.md
-        .model_variables
-        .iter()
-        .filter(|v| v.causality == causality && matches!(v.kind, VariableType::Real { .. }))
-        .map(|v| (v.name.clone(), v.value_reference))
-        .collect()
-}
-
-fn started(fmu: &Fmu) -> Instance<'_> {
-    let inst = fmu.instantiate("abuse");
-    inst.initialize(0.0, Some(10.0), &[]);
-    inst
-}
+use bookkeeping::{passed, serial};
+use driving::{drive, reals, started};
+use heap::{heap_in_use, NO_TCACHE};
+use state_tables::{set_every_variable, snapshot2, Mode};
 
 #[test]
 fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
@@ -126,95 +98,6 @@ fn illegal_calls_in_every_state_are_refused_and_change_nothing() {
         "illegal call orders in Instantiated, InitializationMode, StepComplete and Terminated"
             .into(),
     );
-}
-
-/// A mode of the FMI state tables, as far as set calls go.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Mode {
-    ContinuousTime,
-    Event,
-    Step,
-}
-
-/// What the state tables (FMI 2.0 sections 3.2.3 and 4.2.4, FMI 3.0 section 3.2) let a set call
-/// write once initialized: every input in Event Mode and between Co-Simulation steps; in
-/// Continuous-Time Mode the continuous inputs and the continuous-time states (FMI 2.0.4
-/// section 3.2.3, condition 5 of fmi2SetReal); no parameter (all are fixed here), never
-/// another output, calculated parameter or local.
-fn settable(fmu: &Fmu, v: &ScalarVariable, mode: Mode) -> bool {
-    let index = fmu
-        .md
-        .model_variables
-        .iter()
-        .position(|w| w.name == v.name)
-        .map(|i| i + 1);
-    let state = fmu.md.model_variables.iter().any(
-        |w| matches!(w.kind, VariableType::Real { derivative: Some(d), .. } if Some(d) == index),
-    );
-    (mode == Mode::ContinuousTime && state)
-        || (v.causality == Causality::Input
-            && (mode != Mode::ContinuousTime || v.variability == Variability::Continuous))
-}
-
-/// Sets every variable of `fmu` (to its start value, or 1) in `mode`: what the table allows
-/// returns OK; the rest returns an error, leaves the FMU state's bytes as they were, and logs
-/// the variable's name (for a discrete input in Continuous-Time Mode, where to set it).
-fn set_every_variable(
-    fmu: &Fmu,
-    inst: &impl SetByName,
-    mode: Mode,
-    snapshot: &dyn Fn() -> Vec<u8>,
-    current: &dyn Fn(&str) -> f64,
-) {
-    let model = &fmu.md.model_name;
-    for v in &fmu.md.model_variables {
-        let before = snapshot();
-        let status = match v.kind {
-            // A state keeps its value: the set must be accepted, not move the model.
-            VariableType::Real { .. }
-                if settable(fmu, v, mode) && v.causality != Causality::Input =>
-            {
-                inst.set_by_name(&v.name, current(&v.name))
-            }
-            VariableType::Real { start, .. } => inst.set_by_name(&v.name, start.unwrap_or(1.0)),
-            VariableType::Integer { start, .. } => {
-                inst.set_int_by_name(&v.name, start.unwrap_or(1))
-            }
-            VariableType::Boolean { .. } => continue,
-        };
-        let what = format!(
-            "{model}: set {} ({:?} {:?}) in {mode:?} Mode",
-            v.name, v.variability, v.causality
-        );
-        if settable(fmu, v, mode) {
-            assert_eq!(status, OK, "{what}: {}", inst.log());
-            continue;
-        }
-        assert_eq!(status, ERROR, "{what} must be refused");
-        assert_eq!(
-            snapshot(),
-            before,
-            "{what}: the refusal changed the instance"
-        );
-        let log = inst.log();
-        let last = log.lines().last().unwrap_or_default();
-        assert!(last.contains(&format!("{} is a", v.name)), "{what}: {last}");
-        if v.causality == Causality::Input {
-            assert!(
-                last.contains(&format!("set {} in Event Mode", v.name)),
-                "{what}: {last}"
-            );
-        }
-    }
-}
-
-/// The FMU state of an FMI 2.0 instance as bytes.
-fn snapshot2(inst: &Instance) -> Vec<u8> {
-    let (s, st) = inst.get_state();
-    assert_eq!(s, OK, "{}", inst.log_text());
-    let bytes = inst.serialize(&st).unwrap();
-    assert_eq!(inst.free_state(st), OK);
-    bytes
 }
 
 #[test]
@@ -550,36 +433,6 @@ fn random_call_sequences_always_return_a_status() {
 const SEQUENCE: usize = 200;
 const SEEDS: u64 = 20;
 
-/// glibc's heap statistics (`mallinfo2`, glibc 2.33+), over all arenas: the bytes the process
-/// holds through malloc, including what the FMU's binary allocates. Unlike RSS it does not hide
-/// a leak in memory that earlier frees left for reuse. mallinfo2 counts the chunks glibc keeps
-/// in its per-thread cache (tcache, up to 7 per size class) as in use, so the measuring process
-/// runs with the tcache off (`NO_TCACHE`): otherwise the cache filling up reads as growth.
-#[repr(C)]
-struct MallInfo2 {
-    arena: usize,
-    ordblks: usize,
-    smblks: usize,
-    hblks: usize,
-    hblkhd: usize,
-    usmblks: usize,
-    fsmblks: usize,
-    uordblks: usize,
-    fordblks: usize,
-    keepcost: usize,
-}
-
-extern "C" {
-    fn mallinfo2() -> MallInfo2;
-}
-
-fn heap_in_use() -> usize {
-    let info = unsafe { mallinfo2() };
-    info.uordblks + info.hblkhd
-}
-
-const NO_TCACHE: &str = "glibc.malloc.tcache_count=0";
-
 #[test]
 fn instances_and_states_free_all_their_memory() {
     let test = "instances_and_states_free_all_their_memory";
@@ -644,53 +497,6 @@ fn instances_and_states_free_all_their_memory() {
         eprintln!("{name}: {per:.0} bytes of heap per live instance");
     }
     passed(test, "1010 Co-Simulation and 1010 Model Exchange instances of FMI 2.0 and as many of FMI 3.0 (Co-Simulation in Event Mode) created, run, snapshotted, serialized and freed: the heap in use (glibc's mallinfo2, which sees the FMU's allocations) grows by less than 4 KiB".into());
-}
-
-/// Steps k in `steps` (t = k ms) with inputs of variant `i`, and returns every Real output
-/// after every step, as bits. Every status must be OK.
-fn drive(
-    inst: &Instance,
-    inputs: &[(String, u32)],
-    outputs: &[(String, u32)],
-    steps: std::ops::Range<usize>,
-    i: usize,
-) -> Vec<u64> {
-    let name = &inst.fmu.md.model_name;
-    let shift = 0.1 * i as f64;
-    let mut bits = Vec::new();
-    for k in steps {
-        let t = k as f64 * 1e-3;
-        for (j, (n, vr)) in inputs.iter().enumerate() {
-            // Ratios must stay positive; inputs with a declared minimum (a brake coefficient)
-            // stay above it; other inputs swing both ways.
-            let swing = (1.0 + shift) * ((j + 1 + i) as f64 * 3.0 * t).sin();
-            let min = inst
-                .fmu
-                .md
-                .model_variables
-                .iter()
-                .find(|v| &v.name == n)
-                .and_then(|v| match v.kind {
-                    model_description::VariableType::Real { min, .. } => min,
-                    _ => None,
-                });
-            let u = if n == "r" {
-                1.0 + 0.5 * t + shift
-            } else if let Some(min) = min {
-                min + swing.abs()
-            } else {
-                swing
-            };
-            assert_eq!(inst.set_real(&[*vr], &[u]), OK, "{name} {n}");
-        }
-        assert_eq!(inst.do_step(t, 1e-3), OK, "{name}: {}", inst.log_text());
-        for (n, vr) in outputs {
-            let mut v = [0.0];
-            assert_eq!(inst.get_real(&[*vr], &mut v), OK, "{name} {n}");
-            bits.push(v[0].to_bits());
-        }
-    }
-    bits
 }
 
 #[test]

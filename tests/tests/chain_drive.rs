@@ -8,6 +8,19 @@
 use fmu_harness::{Fmu, Instance, ERROR, OK};
 use std::f64::consts::PI;
 
+// How the tests drive the FMU, the independent geometry and the twin model are in their own
+// files; the tests are here.
+#[path = "chain_drive/driving.rs"]
+mod driving;
+#[path = "chain_drive/geometry.rs"]
+mod geometry;
+#[path = "chain_drive/twin.rs"]
+mod twin;
+
+use driving::{energy, ride, run, start, swinging, LOSSLESS};
+use geometry::{belt, independent_lengths, spans};
+use twin::Twin;
+
 const MODEL: &str = "ChainDrive";
 const FULL: f64 = 1.0;
 const QSS: f64 = 2.0;
@@ -19,109 +32,6 @@ const J_DS: f64 = 0.005;
 const J_RW: f64 = 0.7;
 const L_SA: f64 = 0.7;
 const P: [f64; 2] = [0.08, -0.02];
-
-/// No friction, damping or brake anywhere.
-const LOSSLESS: [(&str, f64); 4] = [
-    ("gamma_ds", 0.0),
-    ("gamma_rw", 0.0),
-    ("c_susp", 0.0),
-    ("c_chain", 0.0),
-];
-
-fn start<'a>(fmu: &'a Fmu, model: f64, params: &[(&str, f64)]) -> Instance<'a> {
-    let inst = fmu.instantiate("chain");
-    let mut all = vec![("chain_model", model)];
-    all.extend_from_slice(params);
-    let ints: Vec<(&str, f64)> = all
-        .iter()
-        .filter(|(n, _)| *n == "chain_model")
-        .copied()
-        .collect();
-    let reals: Vec<(&str, f64)> = all
-        .iter()
-        .filter(|(n, _)| *n != "chain_model")
-        .copied()
-        .collect();
-    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
-    for (n, v) in &ints {
-        assert_eq!(inst.set_int(n, *v as i32), OK);
-    }
-    for (n, v) in &reals {
-        assert_eq!(inst.set(n, *v), OK, "{n}");
-    }
-    assert_eq!(inst.enter_initialization_mode(), OK);
-    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
-    inst
-}
-
-fn set_inputs(inst: &Instance, tau_eng: f64, tau_load: f64, c_brake: f64) {
-    for (n, v) in [
-        ("tau_eng", tau_eng),
-        ("tau_load", tau_load),
-        ("c_brake", c_brake),
-    ] {
-        assert_eq!(inst.set(n, v), OK);
-    }
-}
-
-fn energy(inst: &Instance) -> f64 {
-    [
-        "energy_kinetic",
-        "energy_gravity",
-        "energy_suspension",
-        "energy_chain",
-        "energy_dissipated",
-    ]
-    .iter()
-    .map(|n| inst.real(n))
-    .sum()
-}
-
-/// Steps from `t0` to `t1` with the inputs `u(t)` held over each step; returns the work the
-/// inputs did (exact for held inputs: torque times angle increment).
-fn run(inst: &Instance, t0: f64, t1: f64, h: f64, u: impl Fn(f64) -> [f64; 3]) -> f64 {
-    let mut work = 0.0;
-    let n = ((t1 - t0) / h).round() as usize;
-    for k in 0..n {
-        let t = t0 + k as f64 * h;
-        let [tau_eng, tau_load, c_brake] = u(t);
-        set_inputs(inst, tau_eng, tau_load, c_brake);
-        let before = [inst.real("theta_ds"), inst.real("theta_wheel")];
-        assert_eq!(inst.do_step(t, h), OK, "t = {t}: {}", inst.log_text());
-        work += tau_eng * (inst.real("theta_ds") - before[0])
-            + tau_load * (inst.real("theta_wheel") - before[1]);
-    }
-    work
-}
-
-/// The run lengths between material marks at th_ds = th_rw = 0 and swing-arm angle `th`, built
-/// here from the tangent points: the unit normal n of an open-belt tangent satisfies
-/// n.(P - W) = r_ws - r_ds; the run is tangent at W + r_ws n and P + r_ds n; a run's length
-/// between marks is the arc on the wheel sprocket from its mark, the straight span and the arc
-/// on the drive sprocket to its mark. The wheel's mark turns clockwise with the arm.
-fn independent_lengths(th: f64) -> (f64, f64) {
-    let w = [-L_SA * th.cos(), L_SA * th.sin()];
-    let c = [P[0] - w[0], P[1] - w[1]];
-    let d = (c[0] * c[0] + c[1] * c[1]).sqrt();
-    let base = c[1].atan2(c[0]);
-    // n.c = d cos(angle between) = r_ws - r_ds: two normals, above and below the centre line.
-    let off = ((R_WS - R_DS) / d).acos();
-    let normal = |a: f64| [a.cos(), a.sin()];
-    let (n_u, n_l) = (normal(base + off), normal(base - off));
-    let span = |n: [f64; 2]| {
-        let a = [w[0] + R_WS * n[0], w[1] + R_WS * n[1]];
-        let b = [P[0] + R_DS * n[0], P[1] + R_DS * n[1]];
-        ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt()
-    };
-    let angle = |n: [f64; 2]| n[1].atan2(n[0]);
-    let ccw = |from: f64, to: f64| (to - from).rem_euclid(2.0 * PI);
-    // Marks: at the back of the wheel sprocket (math angle pi, turned clockwise by th), at the
-    // front of the drive sprocket (angle 0).
-    let mark_w = PI - th;
-    let upper = R_WS * ccw(angle(n_u), mark_w) + span(n_u) + R_DS * ccw(0.0, angle(n_u));
-    let lower = R_WS * ccw(mark_w, angle(n_l)) + span(n_l) + R_DS * ccw(angle(n_l), 0.0);
-    (upper, lower)
-}
 
 #[test]
 fn run_lengths_match_an_independent_tangent_construction() {
@@ -151,14 +61,6 @@ fn run_lengths_match_an_independent_tangent_construction() {
     }
     eprintln!("run lengths: largest difference {worst:.1e} m");
     assert!(worst < 1e-12, "{worst}");
-}
-
-/// The open belt's length `2 span + pi (r1 + r2) + 2 (r1 - r2) asin((r1 - r2)/d)`.
-fn belt(th: f64) -> f64 {
-    let d = ((P[0] + L_SA * th.cos()).powi(2) + (P[1] - L_SA * th.sin()).powi(2)).sqrt();
-    2.0 * (d * d - (R_WS - R_DS).powi(2)).sqrt()
-        + PI * (R_WS + R_DS)
-        + 2.0 * (R_WS - R_DS) * ((R_WS - R_DS) / d).asin()
 }
 
 /// With every damping and friction off, the full model conserves kinetic + gravity +
@@ -253,20 +155,6 @@ fn chain_natural_frequency_matches_linear_theory() {
     let omega = (k * (R_DS * R_DS / J_DS + R_WS * R_WS / J_RW)).sqrt();
     eprintln!("period {period} s, linear theory {} s", 2.0 * PI / omega);
     assert!((period * omega / (2.0 * PI) - 1.0).abs() < 1e-3);
-}
-
-/// A ride: traction, engine braking (the chain runs through its slack into the lower run),
-/// traction again, then the brake.
-fn ride(t: f64) -> [f64; 3] {
-    let tau_eng = if t < 0.6 {
-        25.0 * (t / 0.2).min(1.0)
-    } else if t < 1.0 {
-        -15.0
-    } else {
-        20.0
-    };
-    let c_brake = if t >= 1.5 { 2.0 } else { 0.0 };
-    [tau_eng, -10.0, c_brake]
 }
 
 /// As the chain stiffens (1e4, 1e5, 1e6 N/m) the full model's slow signals approach the
@@ -464,113 +352,6 @@ fn chain_moment_on_the_arm_is_the_tension_times_the_length_gradient() {
     );
     assert!(checked > 1000, "{checked}");
     assert!(worst < 1e-7, "{worst}");
-}
-
-/// The half-bike's full elastic model written here, lossless, from Lagrange's equations in
-/// q = (th_ds, th_sa, th_rw): kinetic energy J_ds w_ds^2/2 + I_sa w_sa^2/2 + J_rw (w_sa + w_rw)^2/2,
-/// gravity G_sa sin(th_sa), the suspension about th_sa = 0 with the weight as its preload, the
-/// load on the wheel's absolute angle, and each run pulling with k max(e, 0) along the gradient
-/// of its exact length (the material-point virtual work of the thesis's (2.12)). `printed`
-/// measures the extension with the thesis's printed run lengths (2.3)-(2.5) instead, which
-/// drop the wrap angles' change with the swing arm.
-struct Twin {
-    printed: bool,
-    rest: (f64, f64),
-}
-
-const K_CHAIN: f64 = 1e5;
-const I_SA: f64 = 0.4 + 7.0 * 0.35 * 0.35 + 15.0 * 0.7 * 0.7;
-const G_SA: f64 = 9.81 * (7.0 * 0.35 + 15.0 * 0.7);
-const K_SUSP: f64 = 1e4;
-
-impl Twin {
-    fn new(printed: bool) -> Twin {
-        let mut twin = Twin {
-            printed,
-            rest: (0.0, 0.0),
-        };
-        let (u, l) = twin.lengths([0.0; 3]);
-        // The upper run just taut, the slack in the lower one (the FMU's start).
-        twin.rest = (u, l + 0.002);
-        twin
-    }
-
-    /// Run lengths between material marks, exact (tangent construction) or as printed.
-    fn lengths(&self, q: [f64; 3]) -> (f64, f64) {
-        let turn = R_DS * q[0] - R_WS * q[2];
-        if self.printed {
-            let span = spans(q[1]);
-            (span + turn, span - turn)
-        } else {
-            let (u, l) = independent_lengths(q[1]);
-            (u + turn, l - turn)
-        }
-    }
-
-    fn extensions(&self, q: [f64; 3]) -> (f64, f64) {
-        let (u, l) = self.lengths(q);
-        (u - self.rest.0, l - self.rest.1)
-    }
-
-    /// Accelerations under the inputs [tau_eng, tau_load].
-    fn accelerations(&self, q: [f64; 3], u: [f64; 2]) -> [f64; 3] {
-        let (e_u, e_l) = self.extensions(q);
-        let (t_u, t_l) = (K_CHAIN * e_u.max(0.0), K_CHAIN * e_l.max(0.0));
-        let h = 1e-6;
-        let (up, lo) = (independent_lengths(q[1] + h), independent_lengths(q[1] - h));
-        let dl = ((up.0 - lo.0) / (2.0 * h), (up.1 - lo.1) / (2.0 * h));
-        let f = [
-            u[0] - R_DS * (t_u - t_l),
-            G_SA - K_SUSP * q[1] - G_SA * q[1].cos() + u[1] - t_u * dl.0 - t_l * dl.1,
-            u[1] + R_WS * (t_u - t_l),
-        ];
-        let a_sa = (f[1] - f[2]) / I_SA;
-        [f[0] / J_DS, a_sa, f[2] / J_RW - a_sa]
-    }
-
-    /// Kinetic + gravity + suspension + chain energy, with the chain's energy from the same
-    /// extensions that set its tension.
-    fn energy(&self, x: &[f64; 6]) -> f64 {
-        let (e_u, e_l) = self.extensions([x[0], x[1], x[2]]);
-        0.5 * (J_DS * x[3] * x[3] + I_SA * x[4] * x[4] + J_RW * (x[4] + x[5]).powi(2))
-            + G_SA * (x[1].sin() - x[1])
-            + 0.5 * K_SUSP * x[1] * x[1]
-            + 0.5 * K_CHAIN * (e_u.max(0.0).powi(2) + e_l.max(0.0).powi(2))
-    }
-
-    /// Classic RK4 over `h` with the inputs held.
-    fn step(&self, x: &mut [f64; 6], u: [f64; 2], h: f64) {
-        let f = |x: &[f64; 6]| {
-            let a = self.accelerations([x[0], x[1], x[2]], u);
-            [x[3], x[4], x[5], a[0], a[1], a[2]]
-        };
-        let add = |x: &[f64; 6], k: &[f64; 6], c: f64| std::array::from_fn(|i| x[i] + c * k[i]);
-        let k1 = f(x);
-        let k2 = f(&add(x, &k1, h / 2.0));
-        let k3 = f(&add(x, &k2, h / 2.0));
-        let k4 = f(&add(x, &k3, h));
-        for i in 0..6 {
-            x[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-        }
-    }
-}
-
-/// The free length of each run, `sqrt(d^2 - (r_ws - r_ds)^2)` (the thesis's AC = BD).
-fn spans(th: f64) -> f64 {
-    let d2 = (P[0] + L_SA * th.cos()).powi(2) + (P[1] - L_SA * th.sin()).powi(2);
-    (d2 - (R_WS - R_DS).powi(2)).sqrt()
-}
-
-/// Inputs that make the arm squat and extend while either run pulls in turn.
-fn swinging(t: f64) -> [f64; 3] {
-    let tau = if t < 0.3 {
-        30.0
-    } else if t < 0.6 {
-        -20.0
-    } else {
-        5.0 * (7.0 * t).sin()
-    };
-    [tau, -40.0 * (t < 0.8) as i32 as f64, 0.0]
 }
 
 /// Why the FMU does not use the thesis's printed run lengths: measured with them, the chain's
