@@ -177,7 +177,7 @@ pub fn fuzz_run(total: u64, fuzzers: &Fuzzers) -> Result<(), String> {
 /// The fuzzer's own tests, built as libFuzzer's binary is (`fuzz_cargo`): every dependency is
 /// shared with that build. They link every component of the workspace at `root`.
 pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
-    let test = ["test", "--release", "--lib"];
+    let test = ["test", "--release", "--test", "fuzzer"];
     run(fuzz_cargo(root, &test, true)?.args(locked.then_some("--locked")))
 }
 

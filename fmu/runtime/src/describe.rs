@@ -119,7 +119,7 @@ pub fn model_description<M: Model>(generation_date_and_time: &str) -> md::ModelD
             model_identifier: M::NAME.into(),
             can_handle_variable_communication_step_size: true,
             can_interpolate_inputs: true,
-            max_output_derivative_order: 1,
+            max_output_derivative_order: u32::from(M::PROVIDES_DERIVATIVES),
             can_get_and_set_fmu_state: true,
             can_serialize_fmu_state: true,
             provides_directional_derivative: M::PROVIDES_DERIVATIVES,

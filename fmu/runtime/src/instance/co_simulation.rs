@@ -33,14 +33,17 @@ impl<M: Model> Instance<M> {
     /// `fmi3GetOutputDerivatives`, order 1). A model written over the number type gives them
     /// exactly: one pass of its equations over jets along its own motion, the states moving as
     /// `dx/dt` and the inputs as the input derivatives set (0 where none was). Discrete
-    /// outputs change only at events: 0. A model that is not gives a central difference along
-    /// the same motion.
+    /// outputs change only at events: 0. A model that is not declares
+    /// maxOutputDerivativeOrder 0 and gives none.
     pub fn get_output_derivatives(
         &mut self,
         vrs: &[u32],
         orders: &[i32],
         values: &mut [f64],
     ) -> CallResult {
+        if !<M::Jets as Lifted<M>>::LIFTED {
+            return Err(format!("{} provides no output derivatives", M::NAME));
+        }
         self.refresh()?;
         for (vr, order) in vrs.iter().zip(orders) {
             let v = self.var(*vr)?;
@@ -54,55 +57,13 @@ impl<M: Model> Instance<M> {
                 ));
             }
         }
-        if <M::Jets as Lifted<M>>::LIFTED {
-            return match self.along_motion(vrs, values) {
-                Ok(()) => Ok(OK),
-                Err(e) => Err(format!(
-                    "t = {}: the derivative of {} is not finite here",
-                    self.time, self.vars[e.unknown as usize].name
-                )),
-            };
+        match self.along_motion(vrs, values) {
+            Ok(()) => Ok(OK),
+            Err(e) => Err(format!(
+                "t = {}: the derivative of {} is not finite here",
+                self.time, self.vars[e.unknown as usize].name
+            )),
         }
-        self.output_differences(vrs, values)
-    }
-
-    /// The outputs' first derivatives by central differences along the model's motion, the
-    /// states moved by `±δ dx/dt` and the inputs by `±δ du/dt`, with δ a thousandth of the
-    /// integrator's step within [1e-9 s, 1e-5 s] (a model not written over the number type).
-    fn output_differences(&mut self, vrs: &[u32], values: &mut [f64]) -> CallResult {
-        let t = self.time;
-        let delta = if self.step_size.is_finite() {
-            (1e-3 * self.step_size).clamp(1e-9, 1e-5)
-        } else {
-            1e-6
-        };
-        let (mut x, mut dx) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
-        self.model.get_states(&mut x);
-        self.model.derivatives(t, &mut dx);
-        let moved = |sign: f64| {
-            let mut m = self.model.clone();
-            let y: Vec<f64> = x
-                .iter()
-                .zip(&dx)
-                .map(|(x, d)| x + sign * delta * d)
-                .collect();
-            m.set_states(&y);
-            for (v, slope) in self.vars.iter().zip(&self.slopes) {
-                if let (Access::Real { get, set }, true) = (&v.access, *slope != 0.0) {
-                    let u = get(&m);
-                    set(&mut m, u + sign * delta * slope);
-                }
-            }
-            m.outputs(t + sign * delta);
-            m
-        };
-        let (ahead, behind) = (moved(1.0), moved(-1.0));
-        for (vr, value) in vrs.iter().zip(values.iter_mut()) {
-            if let Access::Real { get, .. } = self.vars[*vr as usize].access {
-                *value = (get(&ahead) - get(&behind)) / (2.0 * delta);
-            }
-        }
-        Ok(OK)
     }
 
     /// First-order input derivatives, valid from the next communication point on until they

@@ -31,12 +31,19 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        // After initialization, from the columns kept: the calls a solver makes at each point.
-        if let Some((rows, columns)) = self.kept(unknowns, knowns) {
-            if let Err(e) = self.columns(rows, columns) {
-                return Ok(self.not_finite(e));
-            }
-            let j = &self.jacobian;
+        if self.state == FmiState::InitializationMode {
+            return self.initially(unknowns, knowns, |instance| {
+                sensitivity.fill(0.0);
+                instance.initial_sweep(
+                    unknowns,
+                    knowns,
+                    1,
+                    |_, i| seed[i],
+                    |i, _, v| sensitivity[i] = v,
+                )
+            });
+        }
+        self.answered_by_columns(unknowns, knowns, |j| {
             for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                 // A seed over every state, one of them 1, costs one entry per nonzero.
                 *s = knowns
@@ -46,32 +53,7 @@ impl<M: Model> Instance<M> {
                     .map(|(k, v)| j.entry(*u, *k) * v)
                     .sum();
             }
-            return Ok(OK);
-        }
-        if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
-            return Ok(status);
-        }
-        let swept = if self.state == FmiState::InitializationMode {
-            sensitivity.fill(0.0);
-            self.initial_sweep(
-                unknowns,
-                knowns,
-                1,
-                |_, i| seed[i],
-                |i, _, v| sensitivity[i] = v,
-            )
-        } else {
-            self.groups_of(unknowns, knowns).map(|()| {
-                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                    *s = knowns
-                        .iter()
-                        .zip(seed)
-                        .map(|(k, v)| self.jacobian.entry(*u, *k) * v)
-                        .sum();
-                }
-            })
-        };
-        Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
+        })
     }
 
     /// `sensitivity = seed^T J`, `seed` by unknown, `sensitivity` by known.
@@ -82,11 +64,19 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> CallResult {
-        if let Some((rows, columns)) = self.kept(unknowns, knowns) {
-            if let Err(e) = self.columns(rows, columns) {
-                return Ok(self.not_finite(e));
-            }
-            let j = &self.jacobian;
+        if self.state == FmiState::InitializationMode {
+            return self.initially(unknowns, knowns, |instance| {
+                sensitivity.fill(0.0);
+                instance.initial_sweep(
+                    unknowns,
+                    knowns,
+                    knowns.len(),
+                    |d, i| f64::from(u8::from(d == i)),
+                    |i, d, v| sensitivity[d] += seed[i] * v,
+                )
+            });
+        }
+        self.answered_by_columns(unknowns, knowns, |j| {
             for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
                 *s = unknowns
                     .iter()
@@ -94,55 +84,45 @@ impl<M: Model> Instance<M> {
                     .map(|(u, w)| w * j.entry(*u, *k))
                     .sum();
             }
-            return Ok(OK);
+        })
+    }
+
+    /// After initialization: the row and column groups the request needs swept at this point
+    /// (once per point, [`Instance::columns`]), then `answer` from the entries kept. It needs
+    /// no refresh: the sweep computes every value it reads, and finds where they are not
+    /// finite. A request that is not allowed, or a model without jets, is refused naming why.
+    #[inline]
+    fn answered_by_columns(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        answer: impl FnOnce(&super::jacobian::Jacobian<M>),
+    ) -> CallResult {
+        let continuous_time = self.state == FmiState::ContinuousTimeMode;
+        let request = self.jacobian.request(unknowns, knowns, continuous_time);
+        let Some((rows, columns)) = request.filter(|_| <M::Jets as Lifted<M>>::LIFTED) else {
+            self.derivative_request(unknowns, knowns)?;
+            return Err(format!("{} gives no derivatives here", M::NAME));
+        };
+        if let Err(e) = self.columns(rows, columns) {
+            return Ok(self.not_finite(e));
         }
+        answer(&self.jacobian);
+        Ok(OK)
+    }
+
+    /// In Initialization Mode: the request checked, the values brought up to date, then one
+    /// sweep over the knowns asked about.
+    fn initially(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        sweep: impl FnOnce(&mut Self) -> Result<(), NotFinite>,
+    ) -> CallResult {
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
-        let swept = if self.state == FmiState::InitializationMode {
-            sensitivity.fill(0.0);
-            let n = knowns.len();
-            self.initial_sweep(
-                unknowns,
-                knowns,
-                n,
-                |d, i| f64::from(u8::from(d == i)),
-                |i, d, v| sensitivity[d] += seed[i] * v,
-            )
-        } else {
-            self.groups_of(unknowns, knowns).map(|()| {
-                for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
-                    *s = unknowns
-                        .iter()
-                        .zip(seed)
-                        .map(|(u, w)| w * self.jacobian.entry(*u, *k))
-                        .sum();
-                }
-            })
-        };
-        Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
-    }
-
-    /// Whether the call is answered from the columns kept: a lifted model after
-    /// initialization, the unknowns and knowns allowed there. It needs no refresh: the sweep
-    /// computes every value it reads, and finds where they are not finite.
-    #[inline]
-    fn kept(&self, unknowns: &[u32], knowns: &[u32]) -> Option<(u8, u8)> {
-        if !<M::Jets as Lifted<M>>::LIFTED || self.state == FmiState::InitializationMode {
-            return None;
-        }
-        let continuous_time = self.state == FmiState::ContinuousTimeMode;
-        self.jacobian.request(unknowns, knowns, continuous_time)
-    }
-
-    /// The columns of a request the request check passed after initialization.
-    fn groups_of(&mut self, unknowns: &[u32], knowns: &[u32]) -> Result<(), NotFinite> {
-        let continuous_time = self.state == FmiState::ContinuousTimeMode;
-        let (rows, columns) = self
-            .jacobian
-            .request(unknowns, knowns, continuous_time)
-            .unwrap_or((0, 0));
-        self.columns(rows, columns)
+        Ok(sweep(self).map_or_else(|e| self.not_finite(e), |()| OK))
     }
 
     /// Checks the request and brings the values up to date; `Some(status)` to return at once.

@@ -86,9 +86,9 @@ pub(crate) struct Jacobian<M: Model> {
 impl<M: Model> Jacobian<M> {
     pub(crate) fn new(model: &M, vars: &[Var<M>]) -> Self {
         let lanes = <JetOf<M> as crate::jet::Lanes>::LANES;
-        let lifted = M::Jets::lift(model);
+        let mut lifted = M::Jets::lift(model);
         let offsets = if <M::Jets as Lifted<M>>::LIFTED {
-            places(model, vars)
+            places(&mut lifted, vars)
         } else {
             vec![NONE; vars.len()]
         };
@@ -231,8 +231,8 @@ impl<M: Model> Jacobian<M> {
 
     /// Every derivative in `lifted` 0.
     pub(crate) fn clear(&mut self) {
-        for offset in self.offsets.clone().into_iter().filter(|o| *o != NONE) {
-            crate::jet::Lanes::eps_mut(jet_at::<M>(&mut self.lifted, offset)).fill(0.0);
+        for offset in self.offsets.iter().filter(|o| **o != NONE) {
+            crate::jet::Lanes::eps_mut(jet_at::<M>(&mut self.lifted, *offset)).fill(0.0);
         }
     }
 }
@@ -252,37 +252,25 @@ pub(crate) fn continuous_unknown<M>(v: &Var<M>) -> bool {
 }
 
 /// Where the lifted model holds each Real variable's jet, by value reference: the byte offsets
-/// `visit` finds, checked to lie inside the lifted model and to follow the table's order (each
-/// variable set to a value of its own in the f64 model is found at its place in the lifted one).
-fn places<M: Model>(model: &M, vars: &[Var<M>]) -> Vec<usize> {
+/// `visit` finds, in the table's order, checked to lie inside the lifted model. That the
+/// order is the table's is checked once per model by its tests ([`places_follow_the_table`]).
+fn places<M: Model>(lifted: &mut M::Jets, vars: &[Var<M>]) -> Vec<usize> {
     let reals: Vec<usize> = (0..vars.len()).filter(|i| vars[*i].is_real()).collect();
-    let mut marked = model.clone();
-    for (i, vr) in reals.iter().enumerate() {
-        if let Access::Real { set, .. } = vars[*vr].access {
-            set(&mut marked, i as f64 + 0.5);
-        }
-    }
-    let mut lifted = M::Jets::lift(&marked);
-    let base = &lifted as *const M::Jets as usize;
+    let base = lifted as *const M::Jets as usize;
     let size = std::mem::size_of::<M::Jets>() - std::mem::size_of::<JetOf<M>>();
     let mut offsets = vec![NONE; vars.len()];
     let mut i = 0;
     lifted.visit(&mut |j| {
-        let (vr, place) = (reals[i], j as *mut JetOf<M> as usize - base);
-        assert!(
-            place <= size,
-            "{}: {} lies outside the model",
-            M::NAME,
-            vars[vr].name
-        );
-        assert_eq!(
-            j.value(),
-            i as f64 + 0.5,
-            "{}: the lifted model's Real variable {i} is not {}",
-            M::NAME,
-            vars[vr].name
-        );
-        offsets[vr] = place;
+        let place = j as *mut JetOf<M> as usize - base;
+        if let Some(vr) = reals.get(i) {
+            assert!(
+                place <= size,
+                "{}: {} lies outside the model",
+                M::NAME,
+                vars[*vr].name
+            );
+            offsets[*vr] = place;
+        }
         i += 1;
     });
     assert_eq!(
@@ -293,6 +281,35 @@ fn places<M: Model>(model: &M, vars: &[Var<M>]) -> Vec<usize> {
         reals.len()
     );
     offsets
+}
+
+/// Whether the lifted model's jets follow the variable table's order: each Real variable set
+/// to a value of its own in the f64 model is found at its place in the lifted one. The error
+/// names the first that is not.
+pub(crate) fn places_follow_the_table<M: Model>(model: &M, vars: &[Var<M>]) -> Result<(), String> {
+    if !<M::Jets as Lifted<M>>::LIFTED {
+        return Ok(());
+    }
+    let reals: Vec<usize> = (0..vars.len()).filter(|i| vars[*i].is_real()).collect();
+    let mut marked = model.clone();
+    for (i, vr) in reals.iter().enumerate() {
+        if let Access::Real { set, .. } = vars[*vr].access {
+            set(&mut marked, i as f64 + 0.5);
+        }
+    }
+    let mut lifted = M::Jets::lift(&marked);
+    let offsets = places(&mut lifted, vars);
+    for (i, vr) in reals.iter().enumerate() {
+        let found = jet_at::<M>(&mut lifted, offsets[*vr]).value();
+        if found != i as f64 + 0.5 {
+            return Err(format!(
+                "{}: the lifted model's Real variable {i} is not {}",
+                M::NAME,
+                vars[*vr].name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The jet at `offset` in `lifted`.

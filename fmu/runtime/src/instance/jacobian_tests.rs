@@ -156,3 +156,19 @@ fn a_state_set_by_value_reference_is_a_state_set() {
         "{refused}"
     );
 }
+
+/// The jets' places follow the variable table; a table whose Real variables are out of the
+/// lifted model's order (two setters swapped) is named.
+#[test]
+fn the_jets_follow_the_table() {
+    let p = plant(false);
+    assert_eq!(
+        super::jacobian::places_follow_the_table(&p.model, &p.vars),
+        Ok(())
+    );
+    let mut swapped = <Plant as crate::Variables>::variables();
+    let (head, tail) = swapped.split_at_mut(X as usize);
+    std::mem::swap(&mut head[U as usize].access, &mut tail[0].access);
+    let e = super::jacobian::places_follow_the_table(&p.model, &swapped).unwrap_err();
+    assert!(e.contains("is not u"), "{e}");
+}

@@ -535,7 +535,7 @@ impl<M: Model> Instance<M> {
         if phase == Phase::ContinuousTime {
             let t = self.time;
             for (vr, value) in vrs.iter().zip(values) {
-                if self.vars[*vr as usize].causality == Causality::Input {
+                if self.setters[*vr as usize].input {
                     self.input_motion[*vr as usize].observe(t, *value);
                 }
             }

@@ -15,6 +15,8 @@ pub(crate) struct Setter<M> {
     max: f64,
     /// Whether it may be set in each [`Phase`], by the phase's index.
     settable: [bool; 3],
+    /// An input: in Continuous-Time Mode its value moves the input's motion; a state's does not.
+    pub(crate) input: bool,
 }
 
 impl<M> Setter<M> {
@@ -24,6 +26,7 @@ impl<M> Setter<M> {
             min: v.min.unwrap_or(f64::MIN),
             max: v.max.unwrap_or(f64::MAX),
             settable: PHASES.map(|p| v.settable(p)),
+            input: v.causality == Causality::Input,
         }
     }
 

@@ -15,11 +15,13 @@ impl<M: Model> Run<M> {
     /// continuous inputs, from `fmi2GetDirectionalDerivative`'s code (one unit seed per
     /// known), against differences of [`Equations::outputs`] in each known; the entries whose
     /// relative deviation exceeds `tolerance` (relative to the entry, at least 1e-6 of the
-    /// largest entry of the unknown's row). Also checks that one call seeding every known at
+    /// largest entry of the unknown's row). First checks that the lifted model's jets follow
+    /// the variable table's order; also checks that one call seeding every known at
     /// once gives `J seed`, and the adjoint `w^T J`.
     pub fn jacobian_disagreements(&mut self, tolerance: f64) -> Result<Vec<Disagreement>, String> {
         let instance = &mut self.instance;
         assert_eq!(instance.state, FmiState::StepComplete);
+        crate::instance::jacobian::places_follow_the_table(&instance.model, &instance.vars)?;
         let vars = &instance.vars;
         let unknowns: Vec<u32> = (0..vars.len() as u32)
             .filter(|i| crate::instance::jacobian::continuous_unknown(&vars[*i as usize]))
