@@ -26,8 +26,10 @@
  * from a serialized state (written by either platform) at the middle step instead.
  *
  * On Linux, `run` also counts the FMU's heap allocations (malloc and friends, which the harness
- * defines over glibc's and exports to the FMU with -rdynamic) inside each fmi2DoStep, and the
- * events it logs there, and prints how many steps without an event allocated anything.
+ * defines over glibc's and exports to the FMU with -rdynamic) in the repeat after fmi2Reset, run
+ * with logging off as a real-time importer runs: in every step, events included, over the inputs'
+ * set calls, fmi2DoStep, the outputs' get calls and their derivatives (`derivatives`); it prints
+ * how many steps allocated anything.
  *
  * `abuse` makes the calls a careless importer makes (wrong GUID, NULL instance and arrays, calls
  * out of order, NaN inputs, corrupted and truncated states) and checks that each returns a status
@@ -57,6 +59,9 @@ static int load_api(Library lib, Api *api) {
         {(void **)&api->serialize, "fmi2SerializeFMUstate"},
         {(void **)&api->deserialize, "fmi2DeSerializeFMUstate"},
         {(void **)&api->do_step, "fmi2DoStep"},
+        {(void **)&api->set_debug_logging, "fmi2SetDebugLogging"},
+        {(void **)&api->directional, "fmi2GetDirectionalDerivative"},
+        {(void **)&api->output_derivatives, "fmi2GetRealOutputDerivatives"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         *table[i].slot = symbol(lib, table[i].name);
@@ -320,8 +325,24 @@ static void get_outputs(const Api *api, Component c, const Plan *p, double *row)
 }
 
 #ifdef COUNT_ALLOCATIONS
-/* Steps without an event, those of them that allocated, the first of those (1-based). */
-static size_t quiet_steps, allocating_steps, first_allocating;
+/* What an importer asks for derivatives at a communication point: the Real outputs'
+ * directional derivative along every Real input at once, and their first time derivatives. */
+static void derivatives(const Api *api, Component c, const Plan *p) {
+    Ref outputs[64];
+    double seed[64], d[64];
+    int orders[64];
+    size_t n = 0, m = p->n_real_inputs < 64 ? p->n_real_inputs : 64;
+    for (size_t i = 0; i < p->n_outputs && n < 64; i++)
+        if (p->output_kind[i] != 'I') outputs[n] = p->output_vr[i], orders[n++] = 1;
+    for (size_t i = 0; i < m; i++) seed[i] = 1.0;
+    if (n && m) check(api->directional(c, outputs, n, p->real_input_vr, m, seed, d), "directional");
+    if (n) check(api->output_derivatives(c, outputs, n, orders, d), "output derivatives");
+}
+
+/* Whether this pass counts; the steps counted, those that allocated, the first of those
+ * (1-based). */
+static int counted_pass;
+static size_t counted_steps, allocating_steps, first_allocating;
 #endif
 
 /* Steps k = from..steps-1, writing the outputs after step k into out[k]. At step `mid` (before
@@ -337,28 +358,26 @@ static void simulate(const Api *api, Component c, const Plan *p, size_t from, do
             check(api->serialize(c, s, *saved, *saved_size), "fmi2SerializeFMUstate");
             check(api->free_state(c, &s), "fmi2FreeFMUstate");
         }
-        check(set_inputs(api, c, p, k), "fmi2SetReal/fmi2SetInteger (inputs)");
-        events = 0;
 #ifdef COUNT_ALLOCATIONS
         allocations = 0;
-        counting = 1;
+        counting = counted_pass;
 #endif
+        check(set_inputs(api, c, p, k), "fmi2SetReal/fmi2SetInteger (inputs)");
         int status = api->do_step(c, time_at(p, k), p->step, 1);
-#ifdef COUNT_ALLOCATIONS
-        counting = 0;
-        if (events == 0) {
-            quiet_steps++;
-            if (allocations) {
-                allocating_steps++;
-                if (!first_allocating) first_allocating = k + 1;
-            }
-        }
-#endif
         if (status != FMI_OK) {
             fprintf(stderr, "fmu_run: fmi2DoStep at t = %.17g returned %d\n", time_at(p, k), status);
             exit(3);
         }
         get_outputs(api, c, p, out + k * p->n_outputs);
+#ifdef COUNT_ALLOCATIONS
+        if (counted_pass) derivatives(api, c, p);
+        counting = 0;
+        counted_steps += counted_pass;
+        if (allocations) {
+            allocating_steps++;
+            if (!first_allocating) first_allocating = k + 1;
+        }
+#endif
     }
 }
 
@@ -417,18 +436,25 @@ static int run(const Api *api, const Plan *p, const char *uri, const char *out_p
         restore(api, c, saved, size);
         simulate(api, c, p, mid, again, mid, NULL, NULL);
         ok &= same_rows(p, out, again, mid, "the run after a rollback");
-        /* Reset and repeat the whole run. */
+        /* Reset and repeat the whole run, logging off, counting allocations. */
         check(api->reset(c), "fmi2Reset");
         initialize(api, c, p);
+        check(api->set_debug_logging(c, 0, 0, NULL), "fmi2SetDebugLogging");
+#ifdef COUNT_ALLOCATIONS
+        counted_pass = 1;
+#endif
         simulate(api, c, p, 0, again, mid, NULL, NULL);
+#ifdef COUNT_ALLOCATIONS
+        counted_pass = 0;
+#endif
         ok &= same_rows(p, out, again, 0, "the run after fmi2Reset");
         free(again);
     }
     check(api->terminate(c), "fmi2Terminate");
     api->free_instance(c);
 #ifdef COUNT_ALLOCATIONS
-    printf("allocations: %zu steps without an event, %zu of them allocated, first at step %zu\n",
-           quiet_steps, allocating_steps, first_allocating);
+    printf("allocations: %zu steps with logging off, %zu of them allocated, first at step %zu\n",
+           counted_steps, allocating_steps, first_allocating);
 #endif
 
     if (save_path) {

@@ -59,6 +59,10 @@ typedef struct {
     int (*serialize)(Component, FmuState, char *, size_t);
     int (*deserialize)(Component, const char *, size_t, FmuState *);
     int (*do_step)(Component, double, double, int);
+    int (*set_debug_logging)(Component, int, size_t, const char *const *);
+    int (*directional)(Component, const Ref *, size_t, const Ref *, size_t, const double *,
+                       double *);
+    int (*output_derivatives)(Component, const Ref *, size_t, const int *, double *);
 } Api;
 
 /* Defined in fmu_run.c; the FMI 3.0 logger counts and prints as the FMI 2.0 one does. */

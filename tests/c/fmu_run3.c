@@ -22,6 +22,10 @@ static struct {
     int (*enter_event_mode)(Component);
     int (*update_discrete_states)(Component, Bool3 *, Bool3 *, Bool3 *, Bool3 *, Bool3 *, double *);
     int (*enter_step_mode)(Component);
+    int (*set_debug_logging)(Component, Bool3, size_t, const char *const *);
+    int (*directional)(Component, const Ref *, size_t, const Ref *, size_t, const double *, size_t,
+                       double *, size_t);
+    int (*output_derivatives)(Component, const Ref *, size_t, const int *, double *, size_t);
 } fmi3;
 
 /* What fmi3SetupExperiment would have been: FMI 3.0 passes it to fmi3EnterInitializationMode. */
@@ -128,6 +132,21 @@ static int do_step3(Component c, double t, double h, int no_prior) {
     return FMI_ERROR;
 }
 
+static int set_debug_logging3(Component c, int on, size_t n, const char *const *categories) {
+    return fmi3.set_debug_logging(c, (Bool3)on, n, categories);
+}
+
+static int directional3(Component c, const Ref *unknowns, size_t n_unknowns, const Ref *knowns,
+                        size_t n_knowns, const double *seed, double *sensitivity) {
+    return fmi3.directional(c, unknowns, n_unknowns, knowns, n_knowns, seed, n_knowns, sensitivity,
+                            n_unknowns);
+}
+
+static int output_derivatives3(Component c, const Ref *vrs, size_t n, const int *orders,
+                               double *values) {
+    return fmi3.output_derivatives(c, vrs, n, orders, values, n);
+}
+
 int load_api3(Library lib, Api *api) {
     struct {
         void **slot;
@@ -153,6 +172,9 @@ int load_api3(Library lib, Api *api) {
         {(void **)&fmi3.enter_event_mode, "fmi3EnterEventMode"},
         {(void **)&fmi3.update_discrete_states, "fmi3UpdateDiscreteStates"},
         {(void **)&fmi3.enter_step_mode, "fmi3EnterStepMode"},
+        {(void **)&fmi3.set_debug_logging, "fmi3SetDebugLogging"},
+        {(void **)&fmi3.directional, "fmi3GetDirectionalDerivative"},
+        {(void **)&fmi3.output_derivatives, "fmi3GetOutputDerivatives"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         *table[i].slot = symbol(lib, table[i].name);
@@ -170,6 +192,9 @@ int load_api3(Library lib, Api *api) {
     api->set_real = set_real3;
     api->set_integer = set_integer3;
     api->do_step = do_step3;
+    api->set_debug_logging = set_debug_logging3;
+    api->directional = directional3;
+    api->output_derivatives = output_derivatives3;
     return 1;
 }
 

@@ -151,18 +151,19 @@ def simulate(platform, fmu, sc, work, *state_args):
 
 
 def allocation_problem(stdout):
-    """What the Linux harness's allocation count says is wrong: a doStep without an event that
-    allocated, or no count at all. None when every such step allocated nothing."""
-    m = re.search(r"allocations: (\d+) steps without an event, (\d+) of them allocated, "
+    """What the Linux harness's allocation count says is wrong: a step (the inputs set, the step,
+    the outputs got, events included, logging off) that allocated, or no count at all. None when
+    every step of the counted pass allocated nothing."""
+    m = re.search(r"allocations: (\d+) steps with logging off, (\d+) of them allocated, "
                   r"first at step (\d+)", stdout)
     if not m:
         return "the harness reported no allocation count"
-    quiet, allocating, first = (int(g) for g in m.groups())
-    if quiet == 0:
-        return "no step without an event: the allocation check saw nothing"
+    counted, allocating, first = (int(g) for g in m.groups())
+    if counted == 0:
+        return "no step counted: the allocation check saw nothing"
     if allocating:
-        return (f"{allocating} of {quiet} doSteps without an event allocated heap memory, "
-                f"the first at step {first}")
+        return (f"{allocating} of {counted} steps (set, doStep, get, logging off) allocated "
+                f"heap memory, the first at step {first}")
     return None
 
 

@@ -191,6 +191,8 @@ pub struct Instance<M: Model> {
     pub(crate) outside: bool,
     /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
     pub(crate) scratch: Vec<f64>,
+    /// The states before and after an event update: whether it moved them, without allocating.
+    pub(crate) event_states: Vec<f64>,
     /// Model Exchange: each Real input's last time and value set in Continuous-Time Mode, and
     /// its rate between the last two times (an importer gives no input derivatives there).
     pub(crate) input_motion: Vec<InputMotion>,
@@ -235,6 +237,7 @@ impl<M: Model> Instance<M> {
             event_updates: 0,
             outside: false,
             scratch: Vec::new(),
+            event_states: vec![0.0; 2 * M::STATES],
             input_motion: vec![InputMotion::default(); n],
             event_mode_used: false,
             unrepresentable: None,

@@ -175,8 +175,7 @@ impl<M: Model> Instance<M> {
                 integrator::MAX_EVENT_ITERATIONS
             ));
         }
-        let (mut before, mut after) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
-        self.model.get_states(&mut before);
+        self.model.get_states(&mut self.event_states[..M::STATES]);
         let backup = self.model.clone();
         let changed = match self.model.event_update(t) {
             Ok(changed) => changed,
@@ -186,24 +185,29 @@ impl<M: Model> Instance<M> {
             }
         };
         if changed {
-            let what = self
-                .model
-                .describe_event(t)
-                .map_or_else(String::new, |text| format!(": {text}"));
-            self.log_event(&format!("state event at t = {t}{what}"));
+            // Described only for a log that is on: with logging off an event allocates nothing.
+            if self.logger.enabled(Category::Events) {
+                let what = self
+                    .model
+                    .describe_event(t)
+                    .map_or_else(String::new, |text| format!(": {text}"));
+                self.log_event(&format!("state event at t = {t}{what}"));
+            }
         } else {
             self.event_updates = 0;
             self.warn_indicators_at_zero(t);
         }
-        self.model.get_states(&mut after);
+        self.model.get_states(&mut self.event_states[M::STATES..]);
+        let (before, after) = self.event_states.split_at(M::STATES);
+        let moved = before
+            .iter()
+            .zip(after)
+            .any(|(a, b)| a.to_bits() != b.to_bits());
         self.dirty = true;
         self.jacobian.valid = false;
         Ok(EventUpdate {
             new_discrete_states_needed: changed,
-            values_of_continuous_states_changed: before
-                .iter()
-                .zip(&after)
-                .any(|(a, b)| a.to_bits() != b.to_bits()),
+            values_of_continuous_states_changed: moved,
             next_event_time: self.model.next_time_event(t),
             ..EventUpdate::default()
         })
