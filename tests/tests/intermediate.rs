@@ -9,7 +9,8 @@
 //! - with Event Mode, the steps still end at each event for the importer's Event Mode;
 //! - what Intermediate Update Mode does not allow is refused with a logged reason, and the step
 //!   goes on: an undeclared variable required, a set of an output or a parameter, a set not
-//!   requested, a get not allowed, a get after a set, any other function.
+//!   requested, a get not allowed, a get after a set, any other function (the dependency queries
+//!   too: FMI 3.0.2 section 4.2.2 allows only the gets, output derivatives and sets there).
 
 use fmu_harness::fmi3::{Fmu3, Instance3, Update};
 use fmu_harness::scenario::{scenarios, Scenario};
@@ -399,6 +400,7 @@ fn what_intermediate_update_mode_does_not_allow_is_refused_with_a_reason() {
         api.get_fmu_state,
     );
     let (enter_event_mode, set_int) = (api.enter_event_mode, api.set_int32);
+    let dependencies = api.get_number_of_variable_dependencies;
     let record = calls.clone();
     let on_update = move |u: &Update, c: *mut c_void| {
         assert!(u.get_allowed && u.set_requested);
@@ -425,6 +427,8 @@ fn what_intermediate_update_mode_does_not_allow_is_refused_with_a_reason() {
             rec("set an Int32", set_int(c, &0, 1, &0, 1));
             rec("state", get_state(c, &mut std::ptr::null_mut()));
             rec("event mode", enter_event_mode(c));
+            let mut count = 0;
+            rec("dependencies", dependencies(c, output, &mut count));
             let mut now = [0.0];
             get(c, &input, 1, now.as_mut_ptr(), 1);
             rec("set the input", set(c, &input, 1, &now[0], 1));
@@ -451,6 +455,7 @@ fn what_intermediate_update_mode_does_not_allow_is_refused_with_a_reason() {
         "cannot be set in Intermediate Update Mode",
         "fmi3GetFMUState called inside the intermediate update callback: refused",
         "fmi3EnterEventMode called inside the intermediate update callback: refused",
+        "fmi3GetNumberOfVariableDependencies called inside the intermediate update callback: refused",
         "a get after a set",
     ] {
         assert!(log.contains(reason), "{reason}: {log}");

@@ -11,10 +11,17 @@
 //!   `fmi3EnterStepMode` handle it. Without early return the FMU cannot stop inside the step
 //!   and handles events there itself, as without Event Mode.
 //! - The intermediate update callback is called at the end of every accepted internal step
-//!   inside a communication step (`intermediateStepFinished`, `canReturnEarly` when early
-//!   return is allowed). An early return requested there ends the step at that internal step's
-//!   end, or, for an `earlyReturnTime` later in the step, at that time (integrated to it as to
-//!   a communication point), with `earlyReturn = true`.
+//!   that ends inside the communication step, not at the one that ends at its end (the
+//!   importer has the communication point for that), with `intermediateStepFinished` and
+//!   `canReturnEarly` when early return is allowed. FMI 3.0.2 section 4.2.2 leaves when to the
+//!   FMU ("an FMU may enter" Intermediate Update Mode), within [tc, tc + h]. An early return
+//!   requested there ends the step at that internal step's end, or, for an `earlyReturnTime`
+//!   later in the step, at that time (integrated to it as to a communication point), with
+//!   `earlyReturn = true`.
+//! - A call the callback makes that Intermediate Update Mode does not allow returns fmi3Error
+//!   with a logged reason and changes nothing; the step goes on and ends as it would have. The
+//!   callback returns nothing the FMU could fail on, and the standard sets no rule for a
+//!   refusal there: the importer has the status of its own call.
 //! - Without intermediate variables required at instantiation, the callback is called from
 //!   inside the integrator: nothing changes for a step, and every call made from the callback
 //!   is refused. With some ([`super::intermediate`]), the step pauses at the end of each

@@ -30,8 +30,13 @@ pub(crate) enum Access {
     Open,
 }
 
-/// The C ABI functions Intermediate Update Mode allows; their value references are checked by
-/// [`Instance3::intermediate_access`].
+/// The C ABI functions Intermediate Update Mode allows, FMI 3.0.2 section 4.2.2's list of
+/// "Allowed Function Calls" there: `fmi3Get{VariableType}` and `fmi3GetOutputDerivatives` of
+/// the intermediate variables, `fmi3Set{VariableType}` of the intermediate inputs; their value
+/// references are checked by [`Instance3::intermediate_access`]. Every other function, the
+/// dependency queries included (3.0.2 lists them in no state's calls there), returns
+/// fmi3Error: "a function call not allowed in the current state ... must return fmi3Error"
+/// (section 2.2.3).
 pub(crate) fn allowed(function: &str) -> bool {
     matches!(
         function,
@@ -40,8 +45,6 @@ pub(crate) fn allowed(function: &str) -> bool {
             | "fmi3SetFloat64"
             | "fmi3SetInt32"
             | "fmi3GetOutputDerivatives"
-            | "fmi3GetNumberOfVariableDependencies"
-            | "fmi3GetVariableDependencies"
     )
 }
 

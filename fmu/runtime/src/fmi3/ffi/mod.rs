@@ -62,7 +62,7 @@ impl<M: Model> Handle<M> {
             // The instance is inside a call (its logger called back): not even logged.
             Access::Busy => return false,
             Access::Open if intermediate::allowed(function) => return true,
-            Access::Open => "in Intermediate Update Mode only fmi3Get{VariableType} and fmi3GetOutputDerivatives of the required intermediate variables, fmi3Set{VariableType} of the required inputs and the dependency queries are allowed",
+            Access::Open => "in Intermediate Update Mode only fmi3Get{VariableType} and fmi3GetOutputDerivatives of the required intermediate variables, and fmi3Set{VariableType} of the required inputs are allowed (FMI 3.0.2 section 4.2.2)",
             Access::Sealed => "no intermediate variables were required at fmi3InstantiateCoSimulation (requiredIntermediateVariables), so the callback serves early return only (intermediateVariableGetAllowed and intermediateVariableSetRequested are false)",
         };
         // A call made from the logger while it reports this is refused without a word.
