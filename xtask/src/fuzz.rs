@@ -20,65 +20,6 @@ fn fuzz_build_dir() -> PathBuf {
     build_dir().join("fuzz")
 }
 
-/// Whose build of the components the fuzz crate's build directory holds.
-#[derive(Clone, Copy)]
-pub enum Owner {
-    Workspace,
-    /// The scaffold check's copy of the workspace.
-    Scaffold,
-}
-
-/// Where the components' libraries of the owner not built now wait.
-fn stash(owner: Owner) -> PathBuf {
-    fuzz_build_dir().join(match owner {
-        Owner::Workspace => "stash/workspace",
-        Owner::Scaffold => "stash/scaffold",
-    })
-}
-
-fn has_stash(owner: Owner) -> bool {
-    std::fs::read_dir(stash(owner)).is_ok_and(|mut d| d.next().is_some())
-}
-
-/// The files of the fuzz build whose names carry no hash: the component crates', which are
-/// cdylibs too, and cargo names no cdylib by a hash. The scaffold check's copy builds
-/// components of the same names into the same directory, so each owner's are moved aside
-/// while the other builds (`swap`); everything else has a hash of its own.
-fn unhashed(deps: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = match std::fs::read_dir(deps) {
-        Ok(entries) => entries,
-        Err(_) => return Ok(Vec::new()),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let stem = name.split('.').next().unwrap_or_default();
-        if path.is_file() && !stem.contains('-') {
-            found.push(path);
-        }
-    }
-    Ok(found)
-}
-
-/// Moves `from`'s component libraries out of the fuzz build into its stash, and `to`'s from
-/// its stash in.
-pub fn swap(from: Owner, to: Owner) -> Result<(), String> {
-    let deps = fuzz_build_dir().join(FUZZ_TRIPLE).join("release/deps");
-    let (aside, back) = (stash(from), stash(to));
-    let _ = std::fs::remove_dir_all(&aside);
-    std::fs::create_dir_all(&aside).map_err(|e| format!("{}: {e}", aside.display()))?;
-    for file in unhashed(&deps)? {
-        let to = aside.join(file.file_name().expect("a file"));
-        std::fs::rename(&file, &to).map_err(|e| format!("{}: {e}", file.display()))?;
-    }
-    for file in unhashed(&back)? {
-        let to = deps.join(file.file_name().expect("a file"));
-        std::fs::rename(&file, &to).map_err(|e| format!("{}: {e}", file.display()))?;
-    }
-    Ok(())
-}
-
 /// The coverage-guided fuzzer (`fuzz/`): libFuzzer on every model's FMI 2.0 and FMI 3.0 C ABI
 /// in-process, for `seconds`, from the checked-in corpus (`fuzz/corpus/fmi_calls`, read only),
 /// what earlier runs found (`target/fuzz/corpus`, where new inputs go) and sequences of the
@@ -106,12 +47,8 @@ pub struct Fuzzers {
 
 /// Builds both fuzzers and runs the fuzz crate's own tests (one build of the dependencies).
 pub fn fuzzers() -> Result<Fuzzers, String> {
-    // A scaffold check stopped between its swaps left this workspace's components aside.
-    if has_stash(Owner::Workspace) {
-        swap(Owner::Scaffold, Owner::Workspace)?;
-    }
     let libfuzzer = fuzz_build(true)?;
-    fuzz_test(&root(), true)?;
+    fuzz_test()?;
     Ok(Fuzzers {
         libfuzzer,
         random: random_build(Random::AsLibFuzzer)?,
@@ -174,11 +111,11 @@ pub fn fuzz_run(total: u64, fuzzers: &Fuzzers) -> Result<(), String> {
     .map_err(|e| format!("{}: {e}", record.display()))
 }
 
-/// The fuzzer's own tests, built as libFuzzer's binary is (`fuzz_cargo`): every dependency is
-/// shared with that build. They link every component of the workspace at `root`.
-pub fn fuzz_test(root: &Path, locked: bool) -> Result<(), String> {
-    let test = ["test", "--release", "--test", "fuzzer"];
-    run(fuzz_cargo(root, &test, true)?.args(locked.then_some("--locked")))
+/// The fuzzer's own tests (`fuzz/tests/fuzzer.rs`), built as libFuzzer's binary is
+/// (`fuzz_cargo`): they link its library, every component in it, as built for it.
+fn fuzz_test() -> Result<(), String> {
+    let test = ["test", "--release", "--locked", "--test", "fuzzer"];
+    run(&mut fuzz_cargo(&root(), &test, true)?)
 }
 
 const FUZZ_TRIPLE: &str = "x86_64-unknown-linux-gnu";
