@@ -44,6 +44,15 @@ impl<M: Model> Instance<M> {
             });
         }
         self.answered_by_columns(unknowns, knowns, |j| {
+            if let ([k], [v]) = (knowns, seed) {
+                // One known, as CVode and Rosenbrock importers ask a column: read once where
+                // its column is kept.
+                let (chunk, lane) = j.column(*k);
+                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                    *s = j.entry_in(*u, chunk, lane) * v;
+                }
+                return;
+            }
             for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                 // A seed over every state, one of them 1, costs one entry per nonzero.
                 *s = knowns

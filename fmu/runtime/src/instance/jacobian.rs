@@ -220,12 +220,22 @@ impl<M: Model> Jacobian<M> {
     /// discrete output.
     #[inline]
     pub(crate) fn entry(&self, u: u32, k: u32) -> f64 {
+        let (chunk, lane) = self.column(k);
+        self.entry_in(u, chunk, lane)
+    }
+
+    /// Where known `k`'s column is kept: its chunk and lane.
+    #[inline(always)]
+    pub(crate) fn column(&self, k: u32) -> (usize, usize) {
+        (self.chunk[k as usize], self.lane[k as usize])
+    }
+
+    /// The derivative of unknown `u` in the column kept at `chunk`, `lane`.
+    #[inline(always)]
+    pub(crate) fn entry_in(&self, u: u32, chunk: usize, lane: usize) -> f64 {
         match self.row[u as usize] {
             NONE => 0.0,
-            r => {
-                let k = k as usize;
-                crate::jet::Lanes::eps(&self.values[r * self.chunks + self.chunk[k]])[self.lane[k]]
-            }
+            r => crate::jet::Lanes::eps(&self.values[r * self.chunks + chunk])[lane],
         }
     }
 
