@@ -32,16 +32,8 @@ impl<M: Model> Instance<M> {
         sensitivity: &mut [f64],
     ) -> CallResult {
         if self.state == FmiState::InitializationMode {
-            return self.initially(unknowns, knowns, |instance| {
-                sensitivity.fill(0.0);
-                instance.initial_sweep(
-                    unknowns,
-                    knowns,
-                    1,
-                    |_, i| seed[i],
-                    |i, _, v| sensitivity[i] = v,
-                )
-            });
+            let write = |s: &mut [f64], i: usize, _, v| s[i] = v;
+            return self.initially(unknowns, knowns, sensitivity, 1, |_, i| seed[i], write);
         }
         self.answered_by_columns(unknowns, knowns, |j| {
             if let ([k], [v]) = (knowns, seed) {
@@ -74,16 +66,9 @@ impl<M: Model> Instance<M> {
         sensitivity: &mut [f64],
     ) -> CallResult {
         if self.state == FmiState::InitializationMode {
-            return self.initially(unknowns, knowns, |instance| {
-                sensitivity.fill(0.0);
-                instance.initial_sweep(
-                    unknowns,
-                    knowns,
-                    knowns.len(),
-                    |d, i| f64::from(u8::from(d == i)),
-                    |i, d, v| sensitivity[d] += seed[i] * v,
-                )
-            });
+            let unit = |d, i| f64::from(u8::from(d == i));
+            let write = |s: &mut [f64], i: usize, d: usize, v: f64| s[d] += seed[i] * v;
+            return self.initially(unknowns, knowns, sensitivity, knowns.len(), unit, write);
         }
         self.answered_by_columns(unknowns, knowns, |j| {
             for (k, s) in knowns.iter().zip(sensitivity.iter_mut()) {
@@ -120,18 +105,26 @@ impl<M: Model> Instance<M> {
         Ok(OK)
     }
 
-    /// In Initialization Mode: the request checked, the values brought up to date, then one
-    /// sweep over the knowns asked about.
+    /// In Initialization Mode: the request checked, the values brought up to date, then the
+    /// unknowns along `directions` directions of the knowns ([`Instance::initial_sweep`]),
+    /// each written into `sensitivity` by `write(sensitivity, unknown, direction, value)`.
     fn initially(
         &mut self,
         unknowns: &[u32],
         knowns: &[u32],
-        sweep: impl FnOnce(&mut Self) -> Result<(), NotFinite>,
+        sensitivity: &mut [f64],
+        directions: usize,
+        seed: impl Fn(usize, usize) -> f64,
+        write: impl Fn(&mut [f64], usize, usize, f64),
     ) -> CallResult {
         if let Some(status) = self.derivatives_ready(unknowns, knowns)? {
             return Ok(status);
         }
-        Ok(sweep(self).map_or_else(|e| self.not_finite(e), |()| OK))
+        sensitivity.fill(0.0);
+        let swept = self.initial_sweep(unknowns, knowns, directions, seed, |i, d, v| {
+            write(sensitivity, i, d, v)
+        });
+        Ok(swept.map_or_else(|e| self.not_finite(e), |()| OK))
     }
 
     /// Checks the request and brings the values up to date; `Some(status)` to return at once.
