@@ -325,20 +325,20 @@ class IntegerInputs(unittest.TestCase):
 
 
 class Allocations(unittest.TestCase):
-    def test_steps_without_allocation_pass(self):
+    def test_steps_that_allocate_nothing_pass(self):
         self.assertIsNone(platforms.allocation_problem(
-            "allocations: 5000 steps without an event, 0 of them allocated, first at step 0\n"))
+            "allocations: 5000 steps with logging off, 0 of them allocated, first at step 0\n"))
 
     def test_an_allocating_step_fails_naming_it(self):
         problem = platforms.allocation_problem(
-            "allocations: 5000 steps without an event, 2 of them allocated, first at step 1\n")
+            "allocations: 5000 steps with logging off, 2 of them allocated, first at step 1\n")
         self.assertIn("2 of 5000", problem)
         self.assertIn("step 1", problem)
 
     def test_a_missing_or_empty_count_fails(self):
         self.assertIsNotNone(platforms.allocation_problem(""))
         self.assertIsNotNone(platforms.allocation_problem(
-            "allocations: 0 steps without an event, 0 of them allocated, first at step 0"))
+            "allocations: 0 steps with logging off, 0 of them allocated, first at step 0"))
 
 
 class Binaries(unittest.TestCase):
