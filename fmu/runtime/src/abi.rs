@@ -3,18 +3,39 @@
 //! both versions; a state names its version, [`crate::instance::snapshot`]).
 
 use crate::describe;
+use crate::instance::Instance;
 use crate::model::Model;
 use std::ffi::{c_char, c_void, CStr};
 
+/// A directional derivative answered at once, ahead of the call's guard
+/// ([`Instance::directional_at_once`], which cannot panic): whether it was. NULL pointers, and
+/// everything else, take the full path, which names what is wrong.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) unsafe fn directional_at_once<M: Model>(
+    inst: &mut Instance<M>,
+    unknowns: *const u32,
+    n_unknowns: usize,
+    knowns: *const u32,
+    n_knowns: usize,
+    seed: *const f64,
+    sensitivity: *mut f64,
+) -> bool {
+    let parts = (
+        slice_if(unknowns, n_unknowns),
+        slice_if(knowns, n_knowns),
+        slice_if(seed, n_knowns),
+        slice_mut_if(sensitivity, n_unknowns),
+    );
+    let (Some(u), Some(k), Some(s), Some(out)) = parts else {
+        return false;
+    };
+    inst.directional_at_once(u, k, s, out)
+}
+
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
 pub(crate) unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
-    if n == 0 {
-        Ok(&[])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts(ptr, n))
-    }
+    slice_if(ptr, n).ok_or_else(|| format!("{what} is NULL with a length of {n}"))
 }
 
 pub(crate) unsafe fn slice_mut<'a, T>(
@@ -22,12 +43,24 @@ pub(crate) unsafe fn slice_mut<'a, T>(
     n: usize,
     what: &str,
 ) -> Result<&'a mut [T], String> {
-    if n == 0 {
-        Ok(&mut [])
-    } else if ptr.is_null() {
-        Err(format!("{what} is NULL with a length of {n}"))
-    } else {
-        Ok(std::slice::from_raw_parts_mut(ptr, n))
+    slice_mut_if(ptr, n).ok_or_else(|| format!("{what} is NULL with a length of {n}"))
+}
+
+/// [`slice`] without the reason it is not one.
+#[inline(always)]
+pub(crate) unsafe fn slice_if<'a, T>(ptr: *const T, n: usize) -> Option<&'a [T]> {
+    match n {
+        0 => Some(&[]),
+        _ => (!ptr.is_null()).then(|| std::slice::from_raw_parts(ptr, n)),
+    }
+}
+
+/// [`slice_mut`] without the reason it is not one.
+#[inline(always)]
+pub(crate) unsafe fn slice_mut_if<'a, T>(ptr: *mut T, n: usize) -> Option<&'a mut [T]> {
+    match n {
+        0 => Some(&mut []),
+        _ => (!ptr.is_null()).then(|| std::slice::from_raw_parts_mut(ptr, n)),
     }
 }
 

@@ -212,7 +212,7 @@ impl<M: Model> Instance<M> {
         }
         self.step_size = trial_step;
         self.dirty = false;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         self.unrepresentable = None;
         self.time = t_reached;
         self.last_successful_time = t_reached;

@@ -21,8 +21,54 @@ use crate::lift::Lifted;
 use crate::logger::{Category, DISCARD, OK};
 use crate::model::Model;
 use crate::variables::{Causality, Initial, Variability};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 impl<M: Model> Instance<M> {
+    /// `sensitivity = J seed` after initialization where the call needs no check beyond its
+    /// unknowns' and knowns' roles and no log line (calls not logged): swept at the first call
+    /// at a point, then read from the columns kept. Whether it answered; if not (a refusal,
+    /// Initialization Mode, a derivative not finite here), the call takes the full path
+    /// ([`Instance::directional_derivative`]), which says why. What an importer's calls cost
+    /// then is about what reading their entries costs. It cannot panic: the reads are checked
+    /// without panicking, and a sweep runs inside `catch_unwind`.
+    #[inline(always)]
+    pub(crate) fn directional_at_once(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> bool {
+        if !(<M::Jets as Lifted<M>>::LIFTED
+            && matches!(
+                self.state,
+                FmiState::ContinuousTimeMode
+                    | FmiState::EventMode
+                    | FmiState::StepComplete
+                    | FmiState::Terminated
+            )
+            && !self.logger.enabled(Category::Calls))
+        {
+            return false;
+        }
+        // The unknowns after initialization in every mode: Continuous-Time Mode's.
+        let Some((rows, columns)) = self.jacobian.request(unknowns, knowns, true) else {
+            return false;
+        };
+        self.jacobian.begin_point();
+        if self.jacobian.missing(rows, columns) {
+            // The model's equations run here, and might panic: the full path reports it (it
+            // panics again there, inside the call's guard).
+            let swept = catch_unwind(AssertUnwindSafe(|| self.columns(rows, columns)));
+            if !matches!(swept, Ok(Ok(()))) {
+                return false;
+            }
+        }
+        self.jacobian
+            .directional(unknowns, knowns, seed, sensitivity);
+        true
+    }
+
     /// `sensitivity = J seed`, `seed` by known, `sensitivity` by unknown.
     pub fn directional_derivative(
         &mut self,
@@ -36,24 +82,7 @@ impl<M: Model> Instance<M> {
             return self.initially(unknowns, knowns, sensitivity, 1, |_, i| seed[i], write);
         }
         self.answered_by_columns(unknowns, knowns, |j| {
-            if let ([k], [v]) = (knowns, seed) {
-                // One known, as CVode and Rosenbrock importers ask a column: read once where
-                // its column is kept.
-                let (chunk, lane) = j.column(*k);
-                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                    *s = j.entry_in(*u, chunk, lane) * v;
-                }
-                return;
-            }
-            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                // A seed over every state, one of them 1, costs one entry per nonzero.
-                *s = knowns
-                    .iter()
-                    .zip(seed)
-                    .filter(|(_, v)| **v != 0.0)
-                    .map(|(k, v)| j.entry(*u, *k) * v)
-                    .sum();
-            }
+            j.directional(unknowns, knowns, seed, sensitivity)
         })
     }
 

@@ -12,6 +12,7 @@
 //! outputs (from its `outputs`). No model is cloned and nothing allocates after instantiation.
 
 use crate::dual::Scalar;
+use crate::jet::Lanes;
 use crate::lift::Lifted;
 use crate::model::Model;
 use crate::variables::{Access, Causality, Var, Variability};
@@ -37,6 +38,9 @@ pub(crate) const OUTPUTS: u8 = 2;
 pub(crate) const STATES: u8 = 1;
 pub(crate) const INPUTS: u8 = 2;
 
+/// The most knowns seeded with other than 0 that [`Jacobian::directional`] finds once.
+const SEEDED: usize = 8;
+
 pub(crate) struct Jacobian<M: Model> {
     pub(crate) lifted: M::Jets,
     /// By value reference: the byte offset of the variable's jet in `lifted` (NONE: not Real).
@@ -54,9 +58,10 @@ pub(crate) struct Jacobian<M: Model> {
     /// states.
     pub(crate) chunks: usize,
     pub(crate) state_chunks: usize,
-    /// By value reference: its row (NONE: no unknown after initialization). The state
-    /// derivatives' rows come first, in the state vector's order.
-    row: Vec<usize>,
+    /// By value reference: where its row starts in `values`, `row * chunks` (NONE: no
+    /// unknown after initialization). The state derivatives' rows come first, in the state
+    /// vector's order.
+    first: Vec<usize>,
     /// By row: its unknown's value reference.
     pub(crate) unknown_of_row: Vec<u32>,
     /// The other outputs' rows, from `STATES` on: their unknowns' offsets.
@@ -78,6 +83,9 @@ pub(crate) struct Jacobian<M: Model> {
     pub(crate) fresh: [u8; 2],
     /// `lifted` holds the current point's values.
     pub(crate) synced: bool,
+    /// Since `lifted` was last synced, only the states have changed (fmi2SetContinuousStates
+    /// between an integrator's points): the next sync writes their values only.
+    pub(crate) only_states: bool,
     /// An Initialization Mode sweep left derivatives in the parameters' jets: clear them all
     /// before the next sweep after it.
     pub(crate) stale: bool,
@@ -158,6 +166,7 @@ impl<M: Model> Jacobian<M> {
         }
         let inputs_from = states.len();
         let plan: Vec<u32> = states.into_iter().chain(inputs).collect();
+        let first = row.iter().map(|r| r.saturating_mul(chunks)).collect();
         Jacobian {
             lifted,
             plan_offsets: plan.iter().map(|k| offsets[*k as usize]).collect(),
@@ -168,7 +177,7 @@ impl<M: Model> Jacobian<M> {
             lane,
             chunks,
             state_chunks,
-            row,
+            first,
             unknown_of_row,
             output_offsets,
             poisoned,
@@ -179,6 +188,7 @@ impl<M: Model> Jacobian<M> {
             valid: false,
             fresh: [0; 2],
             synced: false,
+            only_states: false,
             stale: false,
         }
     }
@@ -216,6 +226,61 @@ impl<M: Model> Jacobian<M> {
         Some((rows, columns))
     }
 
+    /// `sensitivity = J seed` from the columns kept (after a sweep of the groups `request`
+    /// named). One known, as CVode and Rosenbrock importers ask a column: its column found
+    /// once, then one entry per unknown; several: the knowns seeded with other than 0 found
+    /// once (a unit seed over every state has one), then one entry per unknown and seeded
+    /// known. Indices come from the tables built with `values`, in bounds by construction.
+    #[inline(always)]
+    pub(crate) fn directional(
+        &self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) {
+        if let ([k], [v]) = (knowns, seed) {
+            let (chunk, lane) = self.column(*k);
+            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                *s = self.entry_in(*u, chunk, lane) * v;
+            }
+            return;
+        }
+        let mut seeded = [((0, 0), 0.0); SEEDED];
+        let mut n = 0;
+        for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| **v != 0.0) {
+            match seeded.get_mut(n) {
+                Some(slot) => (*slot, n) = ((self.column(*k), *v), n + 1),
+                None => return self.directional_dense(unknowns, knowns, seed, sensitivity),
+            }
+        }
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            let mut sum = 0.0;
+            for ((chunk, lane), v) in &seeded[..n] {
+                sum += self.entry_in(*u, *chunk, *lane) * v;
+            }
+            *s = sum;
+        }
+    }
+
+    /// [`Jacobian::directional`] for a seed with many entries other than 0.
+    #[cold]
+    fn directional_dense(
+        &self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) {
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            *s = knowns
+                .iter()
+                .zip(seed)
+                .map(|(k, v)| self.entry(*u, *k) * v)
+                .sum();
+        }
+    }
+
     /// The derivative of unknown `u` by known `k` (after a sweep of their groups); 0 for a
     /// discrete output.
     #[inline]
@@ -224,25 +289,64 @@ impl<M: Model> Jacobian<M> {
         self.entry_in(u, chunk, lane)
     }
 
-    /// Where known `k`'s column is kept: its chunk and lane.
+    /// Where known `k`'s column is kept: its chunk and lane (NONE for no known).
     #[inline(always)]
     pub(crate) fn column(&self, k: u32) -> (usize, usize) {
-        (self.chunk[k as usize], self.lane[k as usize])
+        let at = |v: &Vec<usize>| v.get(k as usize).map_or(NONE, |x| *x);
+        (at(&self.chunk), at(&self.lane))
     }
 
-    /// The derivative of unknown `u` in the column kept at `chunk`, `lane`.
+    /// The derivative of unknown `u` in the column kept at `chunk`, `lane`; 0 for no unknown
+    /// after initialization (a discrete output). Read without a panic: the indices are in
+    /// bounds by construction, and NaN would show one that is not.
     #[inline(always)]
     pub(crate) fn entry_in(&self, u: u32, chunk: usize, lane: usize) -> f64 {
-        match self.row[u as usize] {
-            NONE => 0.0,
-            r => crate::jet::Lanes::eps(&self.values[r * self.chunks + chunk])[lane],
+        match self.first.get(u as usize) {
+            Some(&first) if first != NONE => self
+                .values
+                .get(first.wrapping_add(chunk))
+                .and_then(|x| x.eps().get(lane))
+                .map_or(f64::NAN, |e| *e),
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the row groups `rows` of the column groups `columns` are yet to be swept at
+    /// this point.
+    #[inline(always)]
+    pub(crate) fn missing(&self, rows: u8, columns: u8) -> bool {
+        (columns & STATES != 0 && rows & !self.fresh[0] != 0)
+            || (columns & INPUTS != 0 && rows & !self.fresh[1] != 0)
+    }
+
+    /// A value other than the states changed: the columns kept and the lifted model are stale.
+    #[inline(always)]
+    pub(crate) fn changed(&mut self) {
+        (self.valid, self.only_states) = (false, false);
+    }
+
+    /// The states changed: the columns kept are stale, and of the lifted model's values only
+    /// the states', unless more had changed before.
+    #[inline(always)]
+    pub(crate) fn states_changed(&mut self) {
+        self.only_states |= self.valid;
+        self.valid = false;
+    }
+
+    /// A new point: no columns kept; the lifted model is to be synced (states only, if they
+    /// are all that changed).
+    #[inline(always)]
+    pub(crate) fn begin_point(&mut self) {
+        if !self.valid {
+            (self.valid, self.fresh) = (true, [0; 2]);
+            self.synced &= self.only_states;
         }
     }
 
     /// Every derivative in `lifted` 0.
     pub(crate) fn clear(&mut self) {
         for offset in self.offsets.iter().filter(|o| **o != NONE) {
-            crate::jet::Lanes::eps_mut(jet_at::<M>(&mut self.lifted, *offset)).fill(0.0);
+            jet_at::<M>(&mut self.lifted, *offset).eps_mut().fill(0.0);
         }
     }
 }

@@ -157,6 +157,38 @@ fn a_state_set_by_value_reference_is_a_state_set() {
     );
 }
 
+/// Between an integrator's points only the states move (fmi2SetContinuousStates): the calls
+/// answered at once, and the full path, follow them; so do they an input set after them.
+#[test]
+fn the_columns_follow_the_states_alone() {
+    let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+    let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
+    p.setup_experiment(None, 0.0, None).unwrap();
+    p.set_real(&[U], &[0.5]).unwrap();
+    p.enter_initialization_mode();
+    p.exit_initialization_mode().unwrap();
+    p.enter_continuous_time_mode();
+    let (a, mut u) = (2.0, 0.5);
+    let mut out = [0.0];
+    for (i, x) in [0.25, -3.0, 7.5, 7.5, 0.125].into_iter().enumerate() {
+        assert_eq!(p.set_continuous_states(&[x]), Ok(OK));
+        if i == 3 {
+            u = -1.5;
+            p.set_real(&[U], &[u]).unwrap();
+        }
+        assert!(p.directional_at_once(&[V], &[U], &[1.0], &mut out));
+        assert_eq!(out[0], a * x, "dv/du at x = {x}, answered at once");
+        assert!(p.directional_at_once(&[V], &[X], &[1.0], &mut out));
+        assert_eq!(out[0], a * u, "dv/dx at x = {x}, answered at once");
+        let mut both = [0.0; 2];
+        assert_eq!(
+            p.directional_derivative(&[V, Y], &[U], &[1.0], &mut both),
+            Ok(OK)
+        );
+        assert_eq!(both, [a * x, x], "dv/du, dy/du at x = {x}");
+    }
+}
+
 /// The jets' places follow the variable table; a table whose Real variables are out of the
 /// lifted model's order (two setters swapped) is named.
 #[test]

@@ -263,7 +263,7 @@ impl<M: Model> Instance<M> {
         self.last_successful_time = 0.0;
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         self.step_size = f64::NAN;
         self.event_updates = 0;
         self.outside = false;
@@ -313,7 +313,7 @@ impl<M: Model> Instance<M> {
     pub fn enter_initialization_mode(&mut self) {
         self.state = FmiState::InitializationMode;
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
     }
 
     /// Sets the states that have start parameters, checks the parameters, sets the remaining
@@ -327,7 +327,7 @@ impl<M: Model> Instance<M> {
         integrator::event_iteration(&mut self.model, t).map_err(|e| step_error_text(&e))?;
         self.model.outputs(t);
         self.dirty = false;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         self.unrepresentable = None;
         Ok(())
     }
@@ -384,7 +384,7 @@ impl<M: Model> Instance<M> {
             self.scratch = dx;
         }
         self.dirty = false;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         // Not finite: the outputs stay as they were, and every getter says why until a value
         // changes.
         self.unrepresentable = match self.outputs_not_finite() {
@@ -544,7 +544,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         Ok(OK)
     }
 
@@ -559,7 +559,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         Ok(OK)
     }
 

@@ -23,7 +23,7 @@ impl<M: Model> Instance<M> {
         }
         self.time = t;
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         Ok(OK)
     }
 
@@ -37,7 +37,7 @@ impl<M: Model> Instance<M> {
         }
         self.model.set_states(x);
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.states_changed();
         Ok(OK)
     }
 
@@ -204,7 +204,7 @@ impl<M: Model> Instance<M> {
             .zip(after)
             .any(|(a, b)| a.to_bits() != b.to_bits());
         self.dirty = true;
-        self.jacobian.valid = false;
+        self.jacobian.changed();
         Ok(EventUpdate {
             new_discrete_states_needed: changed,
             values_of_continuous_states_changed: moved,

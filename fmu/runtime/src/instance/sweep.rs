@@ -17,10 +17,7 @@ impl<M: Model> Instance<M> {
     /// initialization), each swept once per point.
     #[inline]
     pub(crate) fn columns(&mut self, rows: u8, columns: u8) -> Result<(), NotFinite> {
-        let j = &mut self.jacobian;
-        if !j.valid {
-            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
-        }
+        self.jacobian.begin_point();
         for (g, group) in [STATES, INPUTS].into_iter().enumerate() {
             let missing = rows & !self.jacobian.fresh[g];
             if columns & group != 0 && missing != 0 {
@@ -32,12 +29,10 @@ impl<M: Model> Instance<M> {
     }
 
     /// The lifted model at the current point: every derivative 0 after an Initialization Mode
-    /// pass, the values the f64 model's.
+    /// pass, the values the f64 model's (where only the states moved, theirs).
     fn at_point(&mut self) {
         let j = &mut self.jacobian;
-        if !j.valid {
-            (j.valid, j.fresh, j.synced) = (true, [0; 2], false);
-        }
+        j.begin_point();
         if j.stale {
             j.clear();
             j.stale = false;
@@ -45,7 +40,13 @@ impl<M: Model> Instance<M> {
         if !j.synced {
             j.lifted.sync(&self.model);
             j.synced = true;
+        } else if j.only_states {
+            self.model.get_states(&mut j.rates_f64);
+            for (offset, x) in j.plan_offsets[..j.inputs_from].iter().zip(&j.rates_f64) {
+                jet_at::<M>(&mut j.lifted, *offset).set_value(*x);
+            }
         }
+        j.only_states = false;
     }
 
     /// One pass per chunk of the column group's lanes, through the row groups asked for.
@@ -172,7 +173,7 @@ impl<M: Model> Instance<M> {
         let t = self.time;
         let lanes = <JetOf<M> as Lanes>::LANES;
         let j = &mut self.jacobian;
-        (j.valid, j.stale) = (false, true);
+        (j.valid, j.only_states, j.stale) = (false, false, true);
         for first in (0..directions).step_by(lanes) {
             let width = lanes.min(directions - first);
             j.clear();

@@ -21,7 +21,9 @@ const CO_SIMULATION: c_int = 1;
 mod co_simulation;
 pub(crate) mod fmu_state;
 mod model_exchange;
-pub(crate) use crate::abi::{check_instantiation, out, slice, slice_mut, text};
+pub(crate) use crate::abi::{
+    check_instantiation, directional_at_once, out, slice, slice_mut, text,
+};
 pub use co_simulation::*;
 pub use fmu_state::*;
 pub use model_exchange::*;
@@ -316,6 +318,19 @@ pub unsafe fn get_directional_derivative<M: Model>(
             n_unknowns * n_knowns,
             "directional derivatives are not provided (providesDirectionalDerivative=false)",
         );
+    }
+    if let Some(inst) = (c as *mut Instance<M>).as_mut() {
+        if directional_at_once(
+            inst,
+            unknowns,
+            n_unknowns,
+            knowns,
+            n_knowns,
+            seed,
+            sensitivity,
+        ) {
+            return OK;
+        }
     }
     call::<M>(c, FUNCTION, allowed::DERIVATIVES, |inst| {
         let status = inst.directional_derivative(

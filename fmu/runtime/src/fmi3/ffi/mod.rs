@@ -519,6 +519,17 @@ macro_rules! derivatives {
                 if !M::PROVIDES_DERIVATIVES {
                     return unsupported::<M>(c, $fmi, n_unknowns * n_knowns, $what);
                 }
+                let handle = (c as *const Handle<M>).as_ref();
+                if let Some(handle) = handle.filter(|h| !$adjoint && h.access.get() == Access::Free) {
+                    let inst = &mut (*handle.instance.get()).core;
+                    if (n_seed, n_sensitivity) == (n_knowns, n_unknowns)
+                        && crate::abi::directional_at_once(
+                            inst, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity,
+                        )
+                    {
+                        return OK;
+                    }
+                }
                 call::<M>(c, $fmi, allowed::DERIVATIVES, |inst| {
                     let (by_seed, by_sensitivity) = if $adjoint {
                         (n_unknowns, n_knowns)
