@@ -176,6 +176,40 @@ def set_cost(fmu_dir, ref_root):
     return lines
 
 
+# What the Jacobian section says besides its table (the intro names the points counted).
+JACOBIAN_TEXT = [
+    ("What a Model Exchange importer pays for df/dx at a point where it has set the states and "
+     "evaluated the derivatives, in instructions per Jacobian (callgrind, {POINTS} points near "
+     "the start; tests/c/jacobian_cost.c): exact, with one fmi2GetDirectionalDerivative per "
+     "state (its unit seed alone, as CVode and Rosenbrock importers ask) or with every state a "
+     "known and a unit seed vector; forward differences, fmi2SetContinuousStates + "
+     "fmi2GetDerivatives per state. The exact Jacobian comes from one pass of the model's own "
+     "equations over jets (a lane per state) at the first call at a point; the other calls are "
+     "answered from it.").replace("{POINTS}", str(jacobian_bench.POINTS)),
+    ("How a call is answered: after initialization, with calls not logged, "
+     "`fmi2GetDirectionalDerivative` and `fmi3GetDirectionalDerivative` go ahead of the call's "
+     "guard (`Instance::directional_at_once`): the unknowns' and knowns' roles checked, the "
+     "pass run at the first call at a point (inside `catch_unwind`), then the entries read "
+     "(checked reads that cannot panic). Anything else (Initialization Mode, a refusal, "
+     "logCalls, a derivative not finite) takes the full path, which says why. Between an "
+     "integrator's points only the states move (`fmi2SetContinuousStates`): the lifted model "
+     "takes their values alone, not a whole sync (the FastDrivetrain's sync of every variable "
+     "cost 311 per point).").replace("{POINTS}", str(jacobian_bench.POINTS)),
+    ("Where the instructions go now (callgrind by function, per point, symbols kept): the "
+     "Gear's pass over jets costs 290 (its derivatives over `Jet<2>` 243, the lifted model "
+     "brought to the point 47), its two calls 407 together (about 110 each for the call "
+     "itself: the pointers, the state, the roles of the unknowns and the known, the frame; 18 "
+     "per unknown read; the first call also dispatches the pass), against 283 for a whole "
+     "difference column (`fmi2SetContinuousStates` + `fmi2GetDerivatives`). At two or three "
+     "states the pass alone is about one difference column: the exact Jacobian comes under "
+     "differences only from about seven states (the ChainDrive at 1.01), and 0.75 is not "
+     "reached on any FMU. What would close the gap is a pass cheaper than its bookkeeping is "
+     "now (seeding, the NaN that marks an unknown not computed, the copy into the columns "
+     "kept: 200 of the Gear's 243) and lanes wider than SSE2's two (the binaries are portable "
+     "x86-64).").replace("{POINTS}", str(jacobian_bench.POINTS)),
+]
+
+
 # Sections of docs/performance.md that tests measure, not this script: kept from the heading
 # on when the page is rewritten.
 KEPT = "## Model Exchange with an implicit integrator"
@@ -238,27 +272,8 @@ def main(fmu_dir, ref_root):
                   "| tolerance | instructions per doStep | largest deviation |", "|---|---|---|"]
         lines += [f"| {tol:g} | {per_step:,.0f} | {worst:.1e} |" for tol, per_step, worst in rows]
     lines += set_cost(fmu_dir, ref_root)
-    lines += ["", "## A full Jacobian through the API", "",
-              "What a Model Exchange importer pays for df/dx at a point where it has set the "
-              "states and evaluated the derivatives, in instructions per Jacobian (callgrind, "
-              f"{jacobian_bench.POINTS} points near the start; tests/c/jacobian_cost.c): exact, "
-              "with one fmi2GetDirectionalDerivative per state (its unit seed alone, as CVode "
-              "and Rosenbrock importers ask) or with every state a known and a unit seed "
-              "vector; forward differences, fmi2SetContinuousStates + fmi2GetDerivatives per "
-              "state. The exact Jacobian comes from one pass of the model's own equations over "
-              "jets (a lane per state) at the first call at a point; the other calls are "
-              "answered from it.", "",
-              "Where the instructions go (callgrind by function, per point): the Gear's pass over "
-              "jets costs 285 (its derivatives over `Jet<2>`, and the lifted model brought to the "
-              "point), each `fmi2GetDirectionalDerivative` 270 besides (the C ABI's checks 96, the "
-              "request's checks and the entries read), against 281 for a whole difference column "
-              "(`fmi2SetContinuousStates` 122, `fmi2GetDerivatives` 159): one call per state "
-              "costs about what a difference column does before any pass is paid for, so at two "
-              "or three states the exact Jacobian asked a column at a time cannot come under "
-              "differences. The ChainDrive's pass over `Jet<7>` (3,410 for the chain's motion) "
-              "costs less than the seven right-hand sides it replaces; its seven calls (430 each: "
-              "seven unknowns' roles checked and read) take the rest. The FMUs' binaries are "
-              "portable x86-64 (SSE2): the jets' eight lanes are two wide per instruction.", ""]
+    lines += ["", "## A full Jacobian through the API", ""]
+    lines += [p for para in JACOBIAN_TEXT for p in (para, "")]
     lines += jacobian_bench.table(fmu_dir)
     if "CrankSlider.fmu" in fmus:
         lines += spin_up(fmu_dir)
