@@ -123,6 +123,9 @@ pub enum JacobianSource {
     ForwardDifferences,
     /// Two right-hand sides per state, central differences.
     CentralDifferences,
+    /// [`Problem::jacobian`] with the sign of entry (row, column) flipped: a wrong Jacobian,
+    /// which the tests' bounds must see.
+    Flipped(usize, usize),
 }
 
 /// What the integration cost.
@@ -221,10 +224,14 @@ impl Rodas3 {
         };
         let mut jac = Matrix::zeros(n);
         match self.source {
-            JacobianSource::Exact => {
-                return p
+            JacobianSource::Exact | JacobianSource::Flipped(..) => {
+                let mut jac = p
                     .jacobian(t, x)
                     .expect("the problem provides no Jacobian: choose differences");
+                if let JacobianSource::Flipped(i, j) = self.source {
+                    jac.set(i, j, -jac.get(i, j));
+                }
+                return jac;
             }
             JacobianSource::ForwardDifferences => {
                 for (j, xj) in x.iter().enumerate() {
