@@ -91,6 +91,33 @@ pub fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
 /// What a command stopped at its deadline fails with.
 pub const STOPPED: &str = "stopped: the time budget is spent";
 
+/// Runs `cmd` as [`status`] does (its output in the job's log, the deadline kept) and returns
+/// its output too: what it appended to the job's log, or outside a job what it printed.
+pub fn status_and_output(cmd: &mut Command) -> Result<(ExitStatus, String), String> {
+    let log = CURRENT.with(|c| c.borrow().as_ref().map(|c| c.log.clone()));
+    let (log, own) = match log {
+        Some(log) => (log, false),
+        None => {
+            let path =
+                std::env::temp_dir().join(format!("xtask-output-{}.log", std::process::id()));
+            let file =
+                std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let err = file.try_clone().map_err(|e| e.to_string())?;
+            cmd.stdout(Stdio::from(file)).stderr(Stdio::from(err));
+            (path, true)
+        }
+    };
+    let from = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let result = status(cmd);
+    let bytes = std::fs::read(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let text = String::from_utf8_lossy(bytes.get(from as usize..).unwrap_or_default()).into_owned();
+    if own {
+        eprint!("{text}");
+        let _ = std::fs::remove_file(&log);
+    }
+    Ok((result?, text))
+}
+
 /// Runs `cmd` to its end: in a job, with its output appended to the job's log and its CPU time
 /// and compilations counted; elsewhere with the terminal's output.
 pub fn status(cmd: &mut Command) -> Result<ExitStatus, String> {

@@ -126,11 +126,18 @@ fn packaged(
         let suite = package_models(tree, reached).and_then(|()| {
             backdate(touched, before)?;
             eprintln!("xtask: mutants: stage 2: {}", m.name);
-            Ok(packaged_suite(tree, reached).is_err())
+            packaged_suite(tree, reached)
         });
         std::fs::write(&file, &original).map_err(|e| e.to_string())?;
-        if suite? {
-            caught.insert(m.name.clone());
+        match suite? {
+            Verdict::Failed => {
+                caught.insert(m.name.clone());
+            }
+            Verdict::Passed => {}
+            Verdict::Broken => eprintln!(
+                "xtask: mutants: stage 2: {}: the suite failed without a test failing (see the log above): not counted as caught",
+                m.name
+            ),
         }
     }
     // The restored sources, packaged again, so that the next crate's FMUs are the truth.
@@ -176,22 +183,50 @@ fn xtask(tree: &Path, args: &[&str]) -> Result<(), String> {
     run(cargo(tree).arg("xtask").args(args))
 }
 
-/// The packaged-FMU suite in the tree copy, its every-FMU tests on `models`; Err when a test
-/// fails.
-fn packaged_suite(tree: &Path, models: &[&String]) -> Result<(), String> {
+/// What the packaged-FMU suite made of a mutant.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Passed,
+    /// A test failed: the mutant is caught.
+    Failed,
+    /// The suite failed otherwise (a build error, an FMU it refuses as older than its
+    /// sources): no test judged the mutant, so it is not caught.
+    Broken,
+}
+
+/// The packaged-FMU suite in the tree copy, its every-FMU tests on `models`, within the stage's
+/// deadline and with its output in the job's log.
+fn packaged_suite(tree: &Path, models: &[&String]) -> Result<Verdict, String> {
     let models: Vec<&str> = models.iter().map(|m| m.as_str()).collect();
-    let status = cargo(tree)
-        .args(["test", "--release", "-p", "fmu-harness", "--quiet"])
-        .env("FMU_MODELS", models.join(","))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| e.to_string())?;
-    if status.success() {
-        Ok(())
+    let (status, output) = crate::stages::status_and_output(
+        cargo(tree)
+            .args(["test", "--release", "-p", "fmu-harness", "--quiet"])
+            .env("FMU_MODELS", models.join(",")),
+    )?;
+    Ok(verdict(status.success(), &output))
+}
+
+/// A run caught the mutant only if one of its tests failed, and not because an FMU was refused.
+fn verdict(success: bool, output: &str) -> Verdict {
+    if success {
+        Verdict::Passed
+    } else if output.contains("test result: FAILED") && !output.contains("older than its sources") {
+        Verdict::Failed
     } else {
-        Err(format!("{status}"))
+        Verdict::Broken
     }
+}
+
+#[cfg(test)]
+#[test]
+fn only_a_failed_test_catches_a_mutant() {
+    assert_eq!(verdict(true, "test result: ok."), Verdict::Passed);
+    let failed = "test gear ... FAILED\ntest result: FAILED. 3 passed; 1 failed";
+    assert_eq!(verdict(false, failed), Verdict::Failed);
+    let build = "error[E0308]: mismatched types\nerror: could not compile `fmu-runtime`";
+    assert_eq!(verdict(false, build), Verdict::Broken);
+    let refused = "panicked: target/fmu/Gear.fmu is older than its sources\ntest result: FAILED.";
+    assert_eq!(verdict(false, refused), Verdict::Broken);
 }
 
 /// `original` with cargo-mutants' one-hunk `diff` applied: the hunk's context and removed lines,
