@@ -238,3 +238,18 @@ pub trait Model: Variables + Equations<f64> + Clone + Send + 'static {
     /// derivatives (FMI 3.0).
     const PROVIDES_DERIVATIVES: bool = <Self::Jets as Lifted<Self>>::LIFTED;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Experiment;
+
+    /// Another tolerance, the rest of the experiment kept.
+    #[test]
+    fn another_tolerance_keeps_the_rest() {
+        let e = Experiment::until(2.0).with_tolerance(1e-5);
+        assert_eq!(
+            (e.start, e.stop, e.tolerance, e.step),
+            (0.0, 2.0, 1e-5, 1e-3)
+        );
+    }
+}

@@ -222,3 +222,88 @@ impl<M: Model> Instance3<M> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instance::Interface;
+    use crate::lift::Equations;
+    use crate::logger::Logger;
+    use crate::model::{Experiment, Invalid};
+    use crate::{Jet, Scalar};
+
+    /// x' = v = -x.
+    #[derive(Debug, Clone, crate::Variables)]
+    struct Decay<S = f64> {
+        #[output(state, derivative = "v", start = 1.0)]
+        x: S,
+        #[output]
+        v: S,
+    }
+
+    impl<S: Scalar> Equations<S> for Decay<S> {
+        fn derivatives(&self, _t: f64, dx: &mut [S]) {
+            dx[0] = -self.x;
+        }
+        fn outputs(&mut self, _t: f64) {
+            self.v = -self.x;
+        }
+    }
+
+    impl Model for Decay {
+        const NAME: &'static str = "Decay";
+        const DESCRIPTION: &'static str = "";
+        const DOCUMENTATION: &'static str = "";
+        const DEFAULT_EXPERIMENT: Experiment = Experiment::until(1.0);
+        fn initialize(&mut self, _t: f64) -> Result<(), Invalid> {
+            Ok(())
+        }
+        type Jets = Decay<Jet<1>>;
+    }
+
+    /// Never called: the C ABI calls the callback, the core only pauses for it.
+    unsafe extern "C" fn no_callback(
+        _: Environment,
+        _: f64,
+        _: bool,
+        _: bool,
+        _: bool,
+        _: bool,
+        _: *mut bool,
+        _: *mut f64,
+    ) {
+    }
+
+    /// A step with intermediate variables, paused at every internal step's end and resumed,
+    /// that reaches its end reports that end as its last successful time, with no early return
+    /// and no event.
+    #[test]
+    fn a_step_that_reaches_its_end_says_so() {
+        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+        let mut core = Instance::<Decay>::new(logger, Interface::CoSimulation);
+        core.setup_experiment(None, 0.0, None).unwrap();
+        core.enter_initialization_mode();
+        core.exit_initialization_mode().unwrap();
+        let required = Required::new(&core.vars, &[0]).unwrap();
+        let mut inst = Instance3 {
+            core,
+            early_return_allowed: false,
+            intermediate_update: Some(no_callback),
+            env: std::ptr::null_mut(),
+            intermediate: Some(required),
+            window: None,
+        };
+        let mut progress = inst.start_step(0.0, 1.0).unwrap();
+        let mut pauses = 0;
+        while let Progress::Update(due) = progress {
+            pauses += 1;
+            progress = inst.after_update(&due, None).unwrap();
+        }
+        let Progress::Done(outcome) = progress else {
+            unreachable!()
+        };
+        assert!(pauses > 1, "{pauses} pauses");
+        assert_eq!(outcome.last_successful_time, 1.0);
+        assert!(!outcome.early_return && !outcome.event_handling_needed);
+    }
+}
