@@ -188,25 +188,28 @@ JACOBIAN_TEXT = [
      "answered from it.").replace("{POINTS}", str(jacobian_bench.POINTS)),
     ("How a call is answered: after initialization, with calls not logged, "
      "`fmi2GetDirectionalDerivative` and `fmi3GetDirectionalDerivative` go ahead of the call's "
-     "guard (`Instance::directional_at_once`): the unknowns' and knowns' roles checked, the "
-     "pass run at the first call at a point (inside `catch_unwind`), then the entries read "
-     "(checked reads that cannot panic). Anything else (Initialization Mode, a refusal, "
+     "guard (`Instance::directional_at_once`). A call at a point already swept is answered by "
+     "reads alone (`Jacobian::swept`): the known's chunk of columns found once, then one "
+     "checked read per unknown, the reads checking the roles too (a known has a column, an "
+     "unknown a row). The first call at a point checks the roles, runs the pass (inside "
+     "`catch_unwind`), which writes the model's derivatives over jets straight into the "
+     "columns kept (`values[chunk * rows + row]`, one sum of each chunk's entries telling "
+     "whether any is not finite), then reads. Anything else (Initialization Mode, a refusal, "
      "logCalls, a derivative not finite) takes the full path, which says why. Between an "
      "integrator's points only the states move (`fmi2SetContinuousStates`): the lifted model "
-     "takes their values alone, not a whole sync (the FastDrivetrain's sync of every variable "
-     "cost 311 per point).").replace("{POINTS}", str(jacobian_bench.POINTS)),
+     "takes their values alone, not a whole sync.").replace("{POINTS}", str(jacobian_bench.POINTS)),
     ("Where the instructions go now (callgrind by function, per point, symbols kept): the "
-     "Gear's pass over jets costs 290 (its derivatives over `Jet<2>` 243, the lifted model "
-     "brought to the point 47), its two calls 407 together (about 110 each for the call "
-     "itself: the pointers, the state, the roles of the unknowns and the known, the frame; 18 "
-     "per unknown read; the first call also dispatches the pass), against 283 for a whole "
-     "difference column (`fmi2SetContinuousStates` + `fmi2GetDerivatives`). At two or three "
-     "states the pass alone is about one difference column: the exact Jacobian comes under "
-     "differences only from about seven states (the ChainDrive at 1.01), and 0.75 is not "
-     "reached on any FMU. What would close the gap is a pass cheaper than its bookkeeping is "
-     "now (seeding, the NaN that marks an unknown not computed, the copy into the columns "
-     "kept: 200 of the Gear's 243) and lanes wider than SSE2's two (the binaries are portable "
-     "x86-64).").replace("{POINTS}", str(jacobian_bench.POINTS)),
+     "Gear's pass costs about 350 (its derivatives over `Jet<2>` with the pass's loops 263, the "
+     "lifted model brought to the point 47, the pass's frame 40), its two calls about 330 "
+     "together (the first also checks the roles and dispatches the pass: 141; each about 50 "
+     "for the call itself and 14 per unknown read), against 283 for a whole difference column "
+     "(`fmi2SetContinuousStates` + `fmi2GetDerivatives`). At two or three states the pass "
+     "alone costs more than a difference column, so the exact Jacobian comes under "
+     "differences only from about five states (the ChainDrive and the "
+     "VariableRatioTransmission at 0.85), and 0.75 is not reached on any FMU. What would close "
+     "the gap: a pass whose loops cost less than the model's arithmetic (today about 200 of "
+     "the Gear's 263 are the generic loops over chunks, rows and lanes), and lanes wider than "
+     "SSE2's two (the binaries are portable x86-64).").replace("{POINTS}", str(jacobian_bench.POINTS)),
 ]
 
 

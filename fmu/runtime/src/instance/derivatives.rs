@@ -51,7 +51,11 @@ impl<M: Model> Instance<M> {
         {
             return false;
         }
-        // The unknowns after initialization in every mode: Continuous-Time Mode's.
+        if self.jacobian.swept(unknowns, knowns, seed, sensitivity) {
+            return true;
+        }
+        // The first call at this point, or one that needs another group swept. The unknowns
+        // after initialization in every mode: Continuous-Time Mode's.
         let Some((rows, columns)) = self.jacobian.request(unknowns, knowns, true) else {
             return false;
         };
@@ -64,9 +68,7 @@ impl<M: Model> Instance<M> {
                 return false;
             }
         }
-        self.jacobian
-            .directional(unknowns, knowns, seed, sensitivity);
-        true
+        self.jacobian.swept(unknowns, knowns, seed, sensitivity)
     }
 
     /// `sensitivity = J seed`, `seed` by known, `sensitivity` by unknown.

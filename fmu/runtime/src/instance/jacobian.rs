@@ -19,7 +19,7 @@ use crate::variables::{Access, Causality, Var, Variability};
 
 pub(crate) type JetOf<M> = <<M as Model>::Jets as Lifted<M>>::Jet;
 
-/// No lane, no offset, no row.
+/// No offset, no row.
 pub(crate) const NONE: usize = usize::MAX;
 
 /// What a variable may be after initialization (bits of [`Jacobian::role`]): an unknown of
@@ -41,6 +41,15 @@ pub(crate) const INPUTS: u8 = 2;
 /// The most knowns seeded with other than 0 that [`Jacobian::directional`] finds once.
 const SEEDED: usize = 8;
 
+/// Where a known's column is kept: its chunk's first entry in `Jacobian::values`, its lane
+/// there, and its column group (0 the states', 1 the inputs').
+#[derive(Clone, Copy)]
+struct Place {
+    start: usize,
+    lane: usize,
+    group: usize,
+}
+
 pub(crate) struct Jacobian<M: Model> {
     pub(crate) lifted: M::Jets,
     /// By value reference: the byte offset of the variable's jet in `lifted` (NONE: not Real).
@@ -51,17 +60,15 @@ pub(crate) struct Jacobian<M: Model> {
     pub(crate) plan_offsets: Vec<usize>,
     /// The first input's column.
     pub(crate) inputs_from: usize,
-    /// By value reference: the chunk of lanes its column is swept in, and its lane there.
-    chunk: Vec<usize>,
-    lane: Vec<usize>,
-    /// The chunks of the states' columns, then the inputs': how many in all, and of the
-    /// states.
-    pub(crate) chunks: usize,
+    /// By value reference: where its column is kept (None for no known).
+    place_of: Vec<Option<Place>>,
+    /// The chunks of the states' columns, then the inputs': how many of the states.
     pub(crate) state_chunks: usize,
-    /// By value reference: where its row starts in `values`, `row * chunks` (NONE: no
-    /// unknown after initialization). The state derivatives' rows come first, in the state
-    /// vector's order.
-    first: Vec<usize>,
+    /// By value reference: its row (NONE for no unknown after initialization). The state
+    /// derivatives' rows come first, in the state vector's order, then the outputs'.
+    row_of: Vec<usize>,
+    /// How many rows: the states', then the other outputs'.
+    pub(crate) rows: usize,
     /// By row: its unknown's value reference.
     pub(crate) unknown_of_row: Vec<u32>,
     /// The other outputs' rows, from `STATES` on: their unknowns' offsets.
@@ -70,10 +77,12 @@ pub(crate) struct Jacobian<M: Model> {
     pub(crate) poisoned: Vec<usize>,
     /// By value reference: what it may be after initialization.
     role: Vec<u8>,
-    /// `values[row * chunks + chunk]`: the derivatives of an unknown by a chunk's knowns.
+    /// `values[chunk * rows + row]`: the derivatives of row's unknown by the chunk's knowns,
+    /// a chunk's rows side by side (the model's derivatives over jets are written there).
     pub(crate) values: Vec<JetOf<M>>,
-    /// The state derivatives over jets.
-    pub(crate) rates: Vec<JetOf<M>>,
+    /// By the row groups swept (`fresh`'s bits): the rows that hold the current point's
+    /// entries, as a range (the state derivatives' rows, the outputs', or all).
+    spans: [(usize, usize); 4],
     /// The state derivatives in f64, for the outputs' motion.
     pub(crate) rates_f64: Vec<f64>,
     /// Whether `fresh` and `synced` hold the current point; cleared by every change of a value.
@@ -93,7 +102,6 @@ pub(crate) struct Jacobian<M: Model> {
 
 impl<M: Model> Jacobian<M> {
     pub(crate) fn new(model: &M, vars: &[Var<M>]) -> Self {
-        let lanes = <JetOf<M> as crate::jet::Lanes>::LANES;
         let mut lifted = M::Jets::lift(model);
         let offsets = if <M::Jets as Lifted<M>>::LIFTED {
             places(&mut lifted, vars)
@@ -109,22 +117,12 @@ impl<M: Model> Jacobian<M> {
             .clone()
             .filter(|i| continuous_input(&vars[*i as usize]))
             .collect();
-        let (mut chunk, mut lane, mut role) = (
-            vec![NONE; vars.len()],
-            vec![NONE; vars.len()],
-            vec![0u8; vars.len()],
-        );
-        let state_chunks = states.len().div_ceil(lanes);
-        for (first, group, bit) in [
-            (0, &states, KNOWN_STATE),
-            (state_chunks, &inputs, KNOWN_INPUT),
-        ] {
-            for (c, k) in group.iter().enumerate() {
-                (chunk[*k as usize], lane[*k as usize]) = (first + c / lanes, c % lanes);
+        let mut role = vec![0u8; vars.len()];
+        for (group, bit) in [(&states, KNOWN_STATE), (&inputs, KNOWN_INPUT)] {
+            for k in group {
                 role[*k as usize] |= bit;
             }
         }
-        let chunks = state_chunks + inputs.len().div_ceil(lanes);
         let mut row = vec![NONE; vars.len()];
         for (r, s) in states.iter().enumerate() {
             let name = vars[*s as usize].derivative;
@@ -166,24 +164,35 @@ impl<M: Model> Jacobian<M> {
         }
         let inputs_from = states.len();
         let plan: Vec<u32> = states.into_iter().chain(inputs).collect();
-        let first = row.iter().map(|r| r.saturating_mul(chunks)).collect();
+        let lanes = <JetOf<M> as crate::jet::Lanes>::LANES;
+        let state_chunks = inputs_from.div_ceil(lanes);
+        let mut place_of = vec![None; vars.len()];
+        for (c, k) in plan.iter().enumerate() {
+            let (chunk, lane, group) = match c.checked_sub(inputs_from) {
+                None => (c / lanes, c % lanes, 0),
+                Some(i) => (state_chunks + i / lanes, i % lanes, 1),
+            };
+            let start = chunk * rows;
+            place_of[*k as usize] = Some(Place { start, lane, group });
+        }
+        let chunks = state_chunks + (plan.len() - inputs_from).div_ceil(lanes);
+        let (n, all) = (inputs_from, rows);
         Jacobian {
             lifted,
             plan_offsets: plan.iter().map(|k| offsets[*k as usize]).collect(),
             offsets,
             plan,
             inputs_from,
-            chunk,
-            lane,
-            chunks,
+            place_of,
             state_chunks,
-            first,
+            row_of: row,
+            rows,
             unknown_of_row,
             output_offsets,
             poisoned,
             role,
             values: vec![JetOf::<M>::constant(0.0); rows * chunks],
-            rates: vec![JetOf::<M>::constant(0.0); M::STATES],
+            spans: [(0, 0), (0, n), (n, all), (0, all)],
             rates_f64: vec![0.0; M::STATES],
             valid: false,
             fresh: [0; 2],
@@ -227,11 +236,8 @@ impl<M: Model> Jacobian<M> {
     }
 
     /// `sensitivity = J seed` from the columns kept (after a sweep of the groups `request`
-    /// named). One known, as CVode and Rosenbrock importers ask a column: its column found
-    /// once, then one entry per unknown; several: the knowns seeded with other than 0 found
-    /// once (a unit seed over every state has one), then one entry per unknown and seeded
-    /// known. Indices come from the tables built with `values`, in bounds by construction.
-    #[inline(always)]
+    /// named): [`Jacobian::swept`], or entry by entry where it cannot answer (a discrete
+    /// output, more than `SEEDED` knowns seeded).
     pub(crate) fn directional(
         &self,
         unknowns: &[u32],
@@ -239,39 +245,9 @@ impl<M: Model> Jacobian<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) {
-        if let ([k], [v]) = (knowns, seed) {
-            let (chunk, lane) = self.column(*k);
-            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                *s = self.entry_in(*u, chunk, lane) * v;
-            }
+        if self.swept(unknowns, knowns, seed, sensitivity) {
             return;
         }
-        let mut seeded = [((0, 0), 0.0); SEEDED];
-        let mut n = 0;
-        for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| **v != 0.0) {
-            match seeded.get_mut(n) {
-                Some(slot) => (*slot, n) = ((self.column(*k), *v), n + 1),
-                None => return self.directional_dense(unknowns, knowns, seed, sensitivity),
-            }
-        }
-        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-            let mut sum = 0.0;
-            for ((chunk, lane), v) in &seeded[..n] {
-                sum += self.entry_in(*u, *chunk, *lane) * v;
-            }
-            *s = sum;
-        }
-    }
-
-    /// [`Jacobian::directional`] for a seed with many entries other than 0.
-    #[cold]
-    fn directional_dense(
-        &self,
-        unknowns: &[u32],
-        knowns: &[u32],
-        seed: &[f64],
-        sensitivity: &mut [f64],
-    ) {
         for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
             *s = knowns
                 .iter()
@@ -281,34 +257,97 @@ impl<M: Model> Jacobian<M> {
         }
     }
 
-    /// The derivative of unknown `u` by known `k` (after a sweep of their groups); 0 for a
-    /// discrete output.
-    #[inline]
-    pub(crate) fn entry(&self, u: u32, k: u32) -> f64 {
-        let (chunk, lane) = self.column(k);
-        self.entry_in(u, chunk, lane)
-    }
-
-    /// Where known `k`'s column is kept: its chunk and lane (NONE for no known).
+    /// `sensitivity = J seed` where every entry it needs was swept at this point: whether it
+    /// was (if not, `sensitivity` holds nothing to use). One known, as CVode and Rosenbrock
+    /// importers ask a column: its column found once, then one read per unknown; several: the
+    /// knowns seeded with other than 0 found once (a unit seed over every state has one), then
+    /// one read per unknown and seeded known. The reads check the roles too: a known has a
+    /// column, an unknown after initialization a row (a discrete output has none). Nothing can
+    /// panic: every read is checked.
     #[inline(always)]
-    pub(crate) fn column(&self, k: u32) -> (usize, usize) {
-        let at = |v: &Vec<usize>| v.get(k as usize).map_or(NONE, |x| *x);
-        (at(&self.chunk), at(&self.lane))
-    }
-
-    /// The derivative of unknown `u` in the column kept at `chunk`, `lane`; 0 for no unknown
-    /// after initialization (a discrete output). Read without a panic: the indices are in
-    /// bounds by construction, and NaN would show one that is not.
-    #[inline(always)]
-    pub(crate) fn entry_in(&self, u: u32, chunk: usize, lane: usize) -> f64 {
-        match self.first.get(u as usize) {
-            Some(&first) if first != NONE => self
-                .values
-                .get(first.wrapping_add(chunk))
-                .and_then(|x| x.eps().get(lane))
-                .map_or(f64::NAN, |e| *e),
-            _ => 0.0,
+    pub(crate) fn swept(
+        &self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> bool {
+        if !self.valid {
+            return false;
         }
+        if let ([k], [v]) = (knowns, seed) {
+            let Some((column, first, lane)) = self.swept_column(*k) else {
+                return false;
+            };
+            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                let entry = column.get(self.row(*u).wrapping_sub(first));
+                match entry.and_then(|x| x.eps().get(lane)) {
+                    Some(x) => *s = x * v,
+                    None => return false,
+                }
+            }
+            return true;
+        }
+        let mut seeded: [(&[JetOf<M>], usize, usize, f64); SEEDED] = [(&[], 0, 0, 0.0); SEEDED];
+        let mut n = 0;
+        for (k, v) in knowns.iter().zip(seed) {
+            let Some((column, first, lane)) = self.swept_column(*k) else {
+                return false;
+            };
+            if *v != 0.0 {
+                let Some(slot) = seeded.get_mut(n) else {
+                    return false;
+                };
+                (*slot, n) = ((column, first, lane, *v), n + 1);
+            }
+        }
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            let r = self.row(*u);
+            let mut sum = 0.0;
+            for (column, first, lane, v) in &seeded[..n] {
+                let entry = column.get(r.wrapping_sub(*first));
+                match entry.and_then(|x| x.eps().get(*lane)) {
+                    Some(x) => sum += x * v,
+                    None => return false,
+                }
+            }
+            *s = sum;
+        }
+        true
+    }
+
+    /// Known `k`'s chunk, its rows swept at this point, the first of them and `k`'s lane there;
+    /// None for no known after initialization.
+    #[inline(always)]
+    fn swept_column(&self, k: u32) -> Option<(&[JetOf<M>], usize, usize)> {
+        let p = (*self.place_of.get(k as usize)?)?;
+        let (first, end) = self.spans[usize::from(self.fresh[p.group & 1] & 3)];
+        Some((
+            self.values.get(p.start + first..p.start + end)?,
+            first,
+            p.lane,
+        ))
+    }
+
+    /// Unknown `u`'s row (NONE for none: no read finds it).
+    #[inline(always)]
+    fn row(&self, u: u32) -> usize {
+        self.row_of.get(u as usize).map_or(NONE, |r| *r)
+    }
+
+    /// The derivative of unknown `u` by known `k` (after a sweep of their groups); 0 for a
+    /// discrete output. Read without a panic: the indices are in bounds by construction, and
+    /// NaN would show one that is not.
+    pub(crate) fn entry(&self, u: u32, k: u32) -> f64 {
+        let r = self.row(u);
+        if r == NONE {
+            return 0.0;
+        }
+        let place = self.place_of.get(k as usize).and_then(|p| *p);
+        place
+            .and_then(|p| self.values.get(p.start.wrapping_add(r)))
+            .and_then(|x| x.eps().get(place.map_or(NONE, |p| p.lane)))
+            .map_or(f64::NAN, |x| *x)
     }
 
     /// Whether the row groups `rows` of the column groups `columns` are yet to be swept at

@@ -49,9 +49,11 @@ impl<M: Model> Instance<M> {
         j.only_states = false;
     }
 
-    /// One pass per chunk of the column group's lanes, through the row groups asked for.
+    /// One pass per chunk of the column group's lanes, through the row groups asked for, its
+    /// entries written into the columns kept; the first unknown whose value or derivatives
+    /// are not finite, if any.
     #[cold]
-    fn sweep(&mut self, columns: u8, rows: u8) -> Result<(), NotFinite> {
+    fn sweep(&mut self, columns: u8, rows_asked: u8) -> Result<(), NotFinite> {
         let t = self.time;
         self.at_point();
         let j = &mut self.jacobian;
@@ -60,33 +62,30 @@ impl<M: Model> Instance<M> {
             STATES => (0, j.inputs_from),
             _ => (j.inputs_from, j.plan.len()),
         };
+        let (rows, n) = (j.rows, j.inputs_from);
         let chunk0 = if columns == STATES { 0 } else { j.state_chunks };
-        // 0 while every value and derivative is finite, NaN otherwise.
-        let mut zero = JetOf::<M>::constant(0.0);
-        for (n, from) in (first..end).step_by(lanes).enumerate() {
-            let chunk = chunk0 + n;
+        let mut bad = None;
+        for (chunk, from) in (chunk0..).zip((first..end).step_by(lanes)) {
             let known = from..end.min(from + lanes);
             for (lane, c) in known.clone().enumerate() {
                 jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
             }
-            if rows & RATES != 0 {
-                j.rates.fill(JetOf::<M>::constant(f64::NAN));
-                j.lifted.derivatives(t, &mut j.rates);
-                for (r, x) in j.rates.iter().enumerate() {
-                    zero = zero + *x * 0.0;
-                    j.values[r * j.chunks + chunk] = *x;
-                }
+            let block = &mut j.values[chunk * rows..(chunk + 1) * rows];
+            if rows_asked & RATES != 0 {
+                let rates = &mut block[..n];
+                rates.fill(JetOf::<M>::constant(f64::NAN));
+                j.lifted.derivatives(t, rates);
+                bad = bad.or_else(|| not_finite(rates));
             }
-            if rows & OUTPUTS != 0 {
+            if rows_asked & OUTPUTS != 0 {
                 for offset in &j.poisoned {
                     jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
                 }
                 j.lifted.outputs(t);
-                for (r, offset) in j.output_offsets.iter().enumerate() {
-                    let x = *jet_at::<M>(&mut j.lifted, *offset);
-                    zero = zero + x * 0.0;
-                    j.values[(j.inputs_from + r) * j.chunks + chunk] = x;
+                for (x, offset) in block[n..].iter_mut().zip(&j.output_offsets) {
+                    *x = *jet_at::<M>(&mut j.lifted, *offset);
                 }
+                bad = bad.or_else(|| not_finite(&block[n..]).map(|r| n + r));
             }
             for c in known {
                 jet_at::<M>(&mut j.lifted, j.plan_offsets[c])
@@ -94,24 +93,14 @@ impl<M: Model> Instance<M> {
                     .fill(0.0);
             }
         }
-        if zero.value() == 0.0 && zero.eps().iter().all(|e| *e == 0.0) {
-            return Ok(());
-        }
-        j.valid = false;
-        Err(self.first_not_finite())
-    }
-
-    /// The first unknown whose value or derivatives are not finite in the columns kept.
-    fn first_not_finite(&self) -> NotFinite {
-        let j = &self.jacobian;
-        let finite = |x: &JetOf<M>| x.value().is_finite() && x.eps().iter().all(|e| e.is_finite());
-        let row = j
-            .values
-            .iter()
-            .position(|x| !finite(x))
-            .map_or(0, |i| i / j.chunks);
-        NotFinite {
-            unknown: j.unknown_of_row[row],
+        match bad {
+            None => Ok(()),
+            Some(row) => {
+                j.valid = false;
+                Err(NotFinite {
+                    unknown: j.unknown_of_row[row],
+                })
+            }
         }
     }
 
@@ -204,4 +193,19 @@ impl<M: Model> Instance<M> {
         }
         Ok(())
     }
+}
+
+/// The first of `xs` whose value or a derivative is not finite: one sum of them all, then,
+/// only if it is not finite, a look at each (an overflowing sum of finite ones finds none).
+#[inline(always)]
+fn not_finite<J: Lanes>(xs: &[J]) -> Option<usize> {
+    let sum: f64 = xs
+        .iter()
+        .map(|x| x.value() + x.eps().iter().sum::<f64>())
+        .sum();
+    if sum.is_finite() {
+        return None;
+    }
+    xs.iter()
+        .position(|x| !(x.value().is_finite() && x.eps().iter().all(|e| e.is_finite())))
 }
