@@ -51,11 +51,21 @@ impl<M: Model> Instance<M> {
         {
             return false;
         }
-        if self.jacobian.swept(unknowns, knowns, seed, sensitivity) {
-            return true;
-        }
-        // The first call at this point, or one that needs another group swept. The unknowns
-        // after initialization in every mode: Continuous-Time Mode's.
+        self.jacobian.swept(unknowns, knowns, seed, sensitivity)
+            || self.directional_first(unknowns, knowns, seed, sensitivity)
+    }
+
+    /// [`Instance::directional_at_once`] for the first call at a point, or one that needs
+    /// another group swept: out of line, so that the reads keep a small frame.
+    #[inline(never)]
+    fn directional_first(
+        &mut self,
+        unknowns: &[u32],
+        knowns: &[u32],
+        seed: &[f64],
+        sensitivity: &mut [f64],
+    ) -> bool {
+        // The unknowns after initialization in every mode: Continuous-Time Mode's.
         let Some((rows, columns)) = self.jacobian.request(unknowns, knowns, true) else {
             return false;
         };

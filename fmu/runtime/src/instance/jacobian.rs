@@ -163,6 +163,13 @@ impl<M: Model> Jacobian<M> {
             unknown_of_row[*r] = vr as u32;
         }
         let inputs_from = states.len();
+        // The sweep counts the states' columns at compile time.
+        assert!(
+            !<M::Jets as Lifted<M>>::LIFTED || inputs_from == M::STATES,
+            "{}: {inputs_from} states declared, {} counted",
+            M::NAME,
+            M::STATES
+        );
         let plan: Vec<u32> = states.into_iter().chain(inputs).collect();
         let lanes = <JetOf<M> as crate::jet::Lanes>::LANES;
         let state_chunks = inputs_from.div_ceil(lanes);

@@ -51,57 +51,76 @@ impl<M: Model> Instance<M> {
 
     /// One pass per chunk of the column group's lanes, through the row groups asked for, its
     /// entries written into the columns kept; the first unknown whose value or derivatives
-    /// are not finite, if any.
+    /// are not finite, if any. The states' chunks are known at compile time: their loop
+    /// unrolls (most models need one chunk).
     #[cold]
     fn sweep(&mut self, columns: u8, rows_asked: u8) -> Result<(), NotFinite> {
-        let t = self.time;
         self.at_point();
-        let j = &mut self.jacobian;
         let lanes = <JetOf<M> as Lanes>::LANES;
-        let (first, end) = match columns {
-            STATES => (0, j.inputs_from),
-            _ => (j.inputs_from, j.plan.len()),
-        };
-        let (rows, n) = (j.rows, j.inputs_from);
-        let chunk0 = if columns == STATES { 0 } else { j.state_chunks };
         let mut bad = None;
-        for (chunk, from) in (chunk0..).zip((first..end).step_by(lanes)) {
-            let known = from..end.min(from + lanes);
-            for (lane, c) in known.clone().enumerate() {
-                jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+        if columns == STATES {
+            for chunk in 0..M::STATES.div_ceil(lanes) {
+                let known = chunk * lanes..M::STATES.min((chunk + 1) * lanes);
+                bad = bad.or(self.sweep_chunk(chunk, known, rows_asked));
             }
-            let block = &mut j.values[chunk * rows..(chunk + 1) * rows];
-            if rows_asked & RATES != 0 {
-                let rates = &mut block[..n];
-                rates.fill(JetOf::<M>::constant(f64::NAN));
-                j.lifted.derivatives(t, rates);
-                bad = bad.or_else(|| not_finite(rates));
-            }
-            if rows_asked & OUTPUTS != 0 {
-                for offset in &j.poisoned {
-                    jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
-                }
-                j.lifted.outputs(t);
-                for (x, offset) in block[n..].iter_mut().zip(&j.output_offsets) {
-                    *x = *jet_at::<M>(&mut j.lifted, *offset);
-                }
-                bad = bad.or_else(|| not_finite(&block[n..]).map(|r| n + r));
-            }
-            for c in known {
-                jet_at::<M>(&mut j.lifted, j.plan_offsets[c])
-                    .eps_mut()
-                    .fill(0.0);
+        } else {
+            let (first, end) = (self.jacobian.inputs_from, self.jacobian.plan.len());
+            let chunks = self.jacobian.state_chunks..;
+            for (chunk, from) in chunks.zip((first..end).step_by(lanes)) {
+                let known = from..end.min(from + lanes);
+                bad = bad.or(self.sweep_chunk(chunk, known, rows_asked));
             }
         }
         match bad {
             None => Ok(()),
             Some(row) => {
-                j.valid = false;
+                self.jacobian.valid = false;
                 Err(NotFinite {
-                    unknown: j.unknown_of_row[row],
+                    unknown: self.jacobian.unknown_of_row[row],
                 })
             }
         }
+    }
+
+    /// One pass for the knowns of the plan's columns `known`, kept as chunk `chunk`: the first
+    /// row whose value or derivatives are not finite, if any.
+    #[inline(always)]
+    fn sweep_chunk(
+        &mut self,
+        chunk: usize,
+        known: std::ops::Range<usize>,
+        rows_asked: u8,
+    ) -> Option<usize> {
+        let t = self.time;
+        let j = &mut self.jacobian;
+        let (rows, n) = (j.rows, M::STATES);
+        for (lane, c) in known.clone().enumerate() {
+            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+        }
+        let block = &mut j.values[chunk * rows..(chunk + 1) * rows];
+        let mut bad = None;
+        if rows_asked & RATES != 0 {
+            let rates = &mut block[..n];
+            rates.fill(JetOf::<M>::constant(f64::NAN));
+            j.lifted.derivatives(t, rates);
+            bad = not_finite(rates);
+        }
+        if rows_asked & OUTPUTS != 0 {
+            for offset in &j.poisoned {
+                jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+            }
+            j.lifted.outputs(t);
+            for (x, offset) in block[n..].iter_mut().zip(&j.output_offsets) {
+                *x = *jet_at::<M>(&mut j.lifted, *offset);
+            }
+            bad = bad.or_else(|| not_finite(&block[n..]).map(|r| n + r));
+        }
+        for c in known {
+            jet_at::<M>(&mut j.lifted, j.plan_offsets[c])
+                .eps_mut()
+                .fill(0.0);
+        }
+        bad
     }
 
     /// The Real outputs `vrs` moving along the model's motion: lane 0 of one pass of the

@@ -332,6 +332,23 @@ pub unsafe fn get_directional_derivative<M: Model>(
             return OK;
         }
     }
+    directional_in_full::<M>(c, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity)
+}
+
+/// [`get_directional_derivative`] through the call's guard: out of line, so that the answer
+/// at once keeps a small frame.
+#[cold]
+#[inline(never)]
+unsafe fn directional_in_full<M: Model>(
+    c: *mut c_void,
+    unknowns: *const u32,
+    n_unknowns: usize,
+    knowns: *const u32,
+    n_knowns: usize,
+    seed: *const f64,
+    sensitivity: *mut f64,
+) -> Status {
+    const FUNCTION: &str = "fmi2GetDirectionalDerivative";
     call::<M>(c, FUNCTION, allowed::DERIVATIVES, |inst| {
         let status = inst.directional_derivative(
             slice(unknowns, n_unknowns, "vUnknown_ref")?,
