@@ -38,9 +38,6 @@ pub(crate) const OUTPUTS: u8 = 2;
 pub(crate) const STATES: u8 = 1;
 pub(crate) const INPUTS: u8 = 2;
 
-/// The most knowns seeded with other than 0 that [`Jacobian::directional`] finds once.
-const SEEDED: usize = 8;
-
 /// Where a known's column is kept: its chunk's first entry in `Jacobian::values`, its lane
 /// there, and its column group (0 the states', 1 the inputs').
 #[derive(Clone, Copy)]
@@ -244,7 +241,7 @@ impl<M: Model> Jacobian<M> {
 
     /// `sensitivity = J seed` from the columns kept (after a sweep of the groups `request`
     /// named): [`Jacobian::swept`], or entry by entry where it cannot answer (a discrete
-    /// output, more than `SEEDED` knowns seeded).
+    /// output, a seed of zeros).
     pub(crate) fn directional(
         &self,
         unknowns: &[u32],
@@ -266,9 +263,9 @@ impl<M: Model> Jacobian<M> {
 
     /// `sensitivity = J seed` where every entry it needs was swept at this point: whether it
     /// was (if not, `sensitivity` holds nothing to use). One known, as CVode and Rosenbrock
-    /// importers ask a column: its column found once, then one read per unknown; several: the
-    /// knowns seeded with other than 0 found once (a unit seed over every state has one), then
-    /// one read per unknown and seeded known. The reads check the roles too: a known has a
+    /// importers ask a column: its column found once, then one read per unknown; several: a
+    /// unit seed over them is its known's column, other seeds one read per unknown and known
+    /// seeded with other than 0. The reads check the roles too: a known has a
     /// column, an unknown after initialization a row (a discrete output has none). Nothing can
     /// panic: every read is checked.
     #[inline(always)]
@@ -283,42 +280,59 @@ impl<M: Model> Jacobian<M> {
             return false;
         }
         if let ([k], [v]) = (knowns, seed) {
-            let Some((column, first, lane)) = self.swept_column(*k) else {
-                return false;
-            };
-            for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                let entry = column.get(self.row(*u).wrapping_sub(first));
-                match entry.and_then(|x| x.eps().get(lane)) {
-                    Some(x) => *s = x * v,
-                    None => return false,
-                }
-            }
-            return true;
+            return self.column_times(unknowns, *k, *v, sensitivity);
         }
-        let mut seeded: [(&[JetOf<M>], usize, usize, f64); SEEDED] = [(&[], 0, 0, 0.0); SEEDED];
-        let mut n = 0;
+        // Several knowns: each checked to be one; a seed with one entry other than 0 (a unit
+        // seed over every state) is that known's column.
+        let (mut seeded, mut only) = (0, (0, 0.0));
         for (k, v) in knowns.iter().zip(seed) {
-            let Some((column, first, lane)) = self.swept_column(*k) else {
+            if self.place_of.get(*k as usize).is_none_or(Option::is_none) {
                 return false;
-            };
+            }
             if *v != 0.0 {
-                let Some(slot) = seeded.get_mut(n) else {
-                    return false;
-                };
-                (*slot, n) = ((column, first, lane, *v), n + 1);
+                (seeded, only) = (seeded + 1, (*k, *v));
             }
         }
-        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-            let r = self.row(*u);
-            let mut sum = 0.0;
-            for (column, first, lane, v) in &seeded[..n] {
-                let entry = column.get(r.wrapping_sub(*first));
-                match entry.and_then(|x| x.eps().get(*lane)) {
-                    Some(x) => sum += x * v,
-                    None => return false,
+        match seeded {
+            // The unknowns are checked by the full path.
+            0 => false,
+            1 => self.column_times(unknowns, only.0, only.1, sensitivity),
+            _ => {
+                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+                    let r = self.row(*u);
+                    let mut sum = 0.0;
+                    for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| **v != 0.0) {
+                        let Some((column, first, lane)) = self.swept_column(*k) else {
+                            return false;
+                        };
+                        match column
+                            .get(r.wrapping_sub(first))
+                            .and_then(|x| x.eps().get(lane))
+                        {
+                            Some(x) => sum += x * v,
+                            None => return false,
+                        }
+                    }
+                    *s = sum;
                 }
+                true
             }
-            *s = sum;
+        }
+    }
+
+    /// `sensitivity = v dy/dk` for `unknowns` y from known `k`'s column swept at this point:
+    /// whether each was there.
+    #[inline(always)]
+    fn column_times(&self, unknowns: &[u32], k: u32, v: f64, sensitivity: &mut [f64]) -> bool {
+        let Some((column, first, lane)) = self.swept_column(k) else {
+            return false;
+        };
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            let entry = column.get(self.row(*u).wrapping_sub(first));
+            match entry.and_then(|x| x.eps().get(lane)) {
+                Some(x) => *s = x * v,
+                None => return false,
+            }
         }
         true
     }

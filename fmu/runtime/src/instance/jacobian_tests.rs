@@ -58,6 +58,19 @@ fn plant(forget: bool) -> Instance<Plant> {
     p
 }
 
+/// The plant in Continuous-Time Mode, u = 0.5.
+fn model_exchange() -> Instance<Plant> {
+    let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+    let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
+    p.setup_experiment(None, 0.0, None).unwrap();
+    p.set_real(&[U], &[0.5]).unwrap();
+    p.enter_initialization_mode();
+    p.exit_initialization_mode().unwrap();
+    p.enter_continuous_time_mode();
+    p
+}
+
+const A: u32 = 0;
 const U: u32 = 1;
 const X: u32 = 2;
 const V: u32 = 3;
@@ -127,16 +140,6 @@ fn a_forgotten_unknown_is_named() {
 /// Jacobian there; another output is still refused.
 #[test]
 fn a_state_set_by_value_reference_is_a_state_set() {
-    let model_exchange = || {
-        let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
-        let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
-        p.setup_experiment(None, 0.0, None).unwrap();
-        p.set_real(&[U], &[0.5]).unwrap();
-        p.enter_initialization_mode();
-        p.exit_initialization_mode().unwrap();
-        p.enter_continuous_time_mode();
-        p
-    };
     let (mut by_vr, mut by_vector) = (model_exchange(), model_exchange());
     let x = 0.123456789;
     assert_eq!(by_vr.set_real(&[X], &[x]), Ok(OK));
@@ -161,13 +164,7 @@ fn a_state_set_by_value_reference_is_a_state_set() {
 /// answered at once, and the full path, follow them; so do they an input set after them.
 #[test]
 fn the_columns_follow_the_states_alone() {
-    let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
-    let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
-    p.setup_experiment(None, 0.0, None).unwrap();
-    p.set_real(&[U], &[0.5]).unwrap();
-    p.enter_initialization_mode();
-    p.exit_initialization_mode().unwrap();
-    p.enter_continuous_time_mode();
+    let mut p = model_exchange();
     let (a, mut u) = (2.0, 0.5);
     let mut out = [0.0];
     for (i, x) in [0.25, -3.0, 7.5, 7.5, 0.125].into_iter().enumerate() {
@@ -187,6 +184,32 @@ fn the_columns_follow_the_states_alone() {
         );
         assert_eq!(both, [a * x, x], "dv/du, dy/du at x = {x}");
     }
+}
+
+/// A call answered at once at a point already swept checks the roles as the full path does:
+/// a parameter is neither an unknown nor a known, even with a seed of zeros (the full path
+/// refuses it); a unit seed over several knowns is its known's column, another seed their sum.
+#[test]
+fn the_calls_answered_at_once_check_the_roles() {
+    let mut p = model_exchange();
+    let (a, u, x) = (2.0, 0.5, 1.5);
+    let mut out = [0.0];
+    assert!(p.directional_at_once(&[V], &[X], &[1.0], &mut out));
+    assert_eq!(out[0], a * u);
+    for (unknowns, knowns, seed) in [
+        (&[A][..], &[X, U][..], &[0.0, 0.0][..]),
+        (&[A], &[X], &[1.0]),
+        (&[V], &[A], &[1.0]),
+        (&[V], &[X, A], &[1.0, 0.0]),
+    ] {
+        assert!(!p.directional_at_once(unknowns, knowns, seed, &mut out));
+        let refused = p.directional_derivative(unknowns, knowns, seed, &mut out);
+        assert!(refused.is_err(), "{unknowns:?} by {knowns:?}: {refused:?}");
+    }
+    assert!(p.directional_at_once(&[V], &[X, U], &[0.0, 1.0], &mut out));
+    assert_eq!(out[0], a * x);
+    assert!(p.directional_at_once(&[V], &[X, U], &[2.0, 3.0], &mut out));
+    assert_eq!(out[0], 2.0 * a * u + 3.0 * a * x);
 }
 
 /// The jets' places follow the variable table; a table whose Real variables are out of the
