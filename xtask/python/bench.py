@@ -199,17 +199,19 @@ JACOBIAN_TEXT = [
      "integrator's points only the states move (`fmi2SetContinuousStates`): the lifted model "
      "takes their values alone, not a whole sync.").replace("{POINTS}", str(jacobian_bench.POINTS)),
     ("Where the instructions go now (callgrind by function, per point, symbols kept): the "
-     "Gear's pass costs about 350 (its derivatives over `Jet<2>` with the pass's loops 263, the "
-     "lifted model brought to the point 47, the pass's frame 40), its two calls about 330 "
-     "together (the first also checks the roles and dispatches the pass: 141; each about 50 "
-     "for the call itself and 14 per unknown read), against 283 for a whole difference column "
-     "(`fmi2SetContinuousStates` + `fmi2GetDerivatives`). At two or three states the pass "
-     "alone costs more than a difference column, so the exact Jacobian comes under "
-     "differences only from about five states (the ChainDrive and the "
-     "VariableRatioTransmission at 0.85), and 0.75 is not reached on any FMU. What would close "
-     "the gap: a pass whose loops cost less than the model's arithmetic (today about 200 of "
-     "the Gear's 263 are the generic loops over chunks, rows and lanes), and lanes wider than "
-     "SSE2's two (the binaries are portable x86-64).").replace("{POINTS}", str(jacobian_bench.POINTS)),
+     "Gear's pass costs about 170 (its derivatives over `Jet<2>` in the pass's loop, unrolled "
+     "since the states' chunks are counted at compile time, 126; the lifted model brought to "
+     "the point 47); the first call at a point about 180 beyond a read (the roles checked, "
+     "the pass dispatched inside `catch_unwind`), and each call about 65 for the call itself "
+     "(pointers, state, frame, the known's column found) and 16 per unknown read; against 283 "
+     "for a whole difference column (`fmi2SetContinuousStates` + `fmi2GetDerivatives`). So at "
+     "two or three states the exact Jacobian costs about what the differences cost, from "
+     "five states less (the ChainDrive 0.85, the VariableRatioTransmission 0.81), and 0.75 is "
+     "not reached on any FMU. Tried and measured without gain: the state derivatives in the "
+     "state vector's order recognized by one comparison of the unknowns (the comparison costs "
+     "more than the reads it saves), the seed and the tables held in locals (LLVM already "
+     "keeps them in registers), the entries kept as f64 columns (the ChainDrive at 0.93: the "
+     "transposing stores in the pass cost more than the jets' strided reads in the calls).").replace("{POINTS}", str(jacobian_bench.POINTS)),
 ]
 
 
