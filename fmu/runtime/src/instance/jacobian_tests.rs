@@ -7,7 +7,7 @@ use crate::logger::{Logger, DISCARD, OK};
 use crate::model::{Experiment, Invalid, Model};
 use crate::{Jet, Scalar};
 
-/// x' = v = a u x; y = x u, which `outputs` forgets while `FORGET` is set.
+/// x' = v = (a u + w t) x; y = x u, which `outputs` forgets while `FORGET` is set.
 #[derive(Debug, Clone, crate::Variables)]
 struct Plant<S = f64> {
     #[parameter(start = 2.0)]
@@ -20,16 +20,18 @@ struct Plant<S = f64> {
     v: S,
     #[output]
     y: S,
+    #[parameter(start = 0.0)]
+    w: S,
     #[local]
     forget: i32,
 }
 
 impl<S: Scalar> Equations<S> for Plant<S> {
-    fn derivatives(&self, _t: f64, dx: &mut [S]) {
-        dx[0] = self.a * self.u * self.x;
+    fn derivatives(&self, t: f64, dx: &mut [S]) {
+        dx[0] = (self.a * self.u + self.w * t) * self.x;
     }
-    fn outputs(&mut self, _t: f64) {
-        self.v = self.a * self.u * self.x;
+    fn outputs(&mut self, t: f64) {
+        self.v = (self.a * self.u + self.w * t) * self.x;
         if self.forget == 0 {
             self.y = self.x * self.u;
         }
@@ -75,6 +77,7 @@ const U: u32 = 1;
 const X: u32 = 2;
 const V: u32 = 3;
 const Y: u32 = 4;
+const W: u32 = 5;
 
 /// dv/dx = a u, dv/du = a x, dy/dx = u, dy/du = x: each entry alone, all at once, and the
 /// adjoint, from one sweep of each group.
@@ -210,6 +213,40 @@ fn the_calls_answered_at_once_check_the_roles() {
     assert_eq!(out[0], a * x);
     assert!(p.directional_at_once(&[V], &[X, U], &[2.0, 3.0], &mut out));
     assert_eq!(out[0], 2.0 * a * u + 3.0 * a * x);
+}
+
+/// A Model Exchange importer sets the time before every evaluation: the columns follow it,
+/// answered at once and by the full path (dv/dx = a u + w t).
+#[test]
+fn the_columns_follow_the_time() {
+    let logger = Logger::new(None, std::ptr::null_mut(), "t", false);
+    let mut p = Instance::<Plant>::new(logger, Interface::ModelExchange);
+    p.setup_experiment(None, 0.0, None).unwrap();
+    p.set_real(&[U, W], &[0.5, 0.25]).unwrap();
+    p.enter_initialization_mode();
+    p.exit_initialization_mode().unwrap();
+    p.enter_continuous_time_mode();
+    let mut out = [0.0];
+    for t in [0.0, 2.0, 2.0, 3.0, 10.0] {
+        assert_eq!(p.set_time(t), Ok(OK));
+        assert_eq!(p.set_continuous_states(&[1.5]), Ok(OK));
+        assert!(p.directional_at_once(&[V], &[X], &[1.0], &mut out));
+        assert_eq!(
+            out[0],
+            2.0 * 0.5 + 0.25 * t,
+            "dv/dx at t = {t}, answered at once"
+        );
+        assert_eq!(p.set_time(t + 0.5), Ok(OK));
+        assert_eq!(
+            p.directional_derivative(&[V], &[X], &[1.0], &mut out),
+            Ok(OK)
+        );
+        assert_eq!(
+            out[0],
+            2.0 * 0.5 + 0.25 * (t + 0.5),
+            "dv/dx at t = {t} + 0.5"
+        );
+    }
 }
 
 /// The jets' places follow the variable table; a table whose Real variables are out of the

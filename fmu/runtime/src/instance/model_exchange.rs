@@ -21,9 +21,14 @@ impl<M: Model> Instance<M> {
         if !t.is_finite() {
             return Err(format!("time = {t} refused: not a finite number"));
         }
-        self.time = t;
-        self.dirty = true;
-        self.jacobian.changed();
+        if t != self.time {
+            self.time = t;
+            self.dirty = true;
+            // The equations take the time as an argument: the columns kept are stale, the
+            // lifted model's values are not (a Model Exchange importer sets the time before
+            // every evaluation, and a whole sync would cost more than the pass).
+            self.jacobian.states_changed();
+        }
         Ok(OK)
     }
 
