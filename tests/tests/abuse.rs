@@ -404,13 +404,17 @@ fn truncated_and_corrupted_states_are_rejected() {
 }
 
 /// Seeds 1..=20 of the call sequences (`fmu_harness::sequence`), through every packaged FMU:
-/// a replayable regression set, also run under valgrind by `cargo xtask memcheck`. The
-/// coverage-guided fuzzer (`fuzz/`, `cargo xtask fuzz`) draws further sequences from its inputs.
+/// a replayable regression set, its first six also run under valgrind by `cargo xtask
+/// memcheck`. The coverage-guided fuzzer (`fuzz/`, `cargo xtask fuzz`) draws further sequences
+/// from its inputs.
 #[test]
 fn random_call_sequences_always_return_a_status() {
     let _serial = serial();
     let fmus = Fmu::all();
-    for seed in 1..=SEEDS {
+    // Under valgrind (about 50 times slower) the first few: the coverage-guided fuzzer runs
+    // with AddressSanitizer on the sequences beyond them.
+    let seeds = if memcheck() { MEMCHECK_SEEDS } else { SEEDS };
+    for seed in 1..=seeds {
         for fmu in &fmus {
             fmi2_sequence(
                 fmu,
@@ -425,13 +429,14 @@ fn random_call_sequences_always_return_a_status() {
         format!(
             "random call sequences of {SEQUENCE} calls of the CS and ME APIs on CS and ME \
              instances, with random values (outputs finite after every accepted step): seeds 1 \
-             to {SEEDS}, on every FMU"
+             to {seeds}, on every FMU"
         ),
     );
 }
 
 const SEQUENCE: usize = 200;
 const SEEDS: u64 = 20;
+const MEMCHECK_SEEDS: u64 = 6;
 
 #[test]
 fn instances_and_states_free_all_their_memory() {
