@@ -44,7 +44,7 @@ commands:
   links      every relative link and #anchor of the Markdown files git lists (README.md,
              docs/, examples/, ...) points to an existing file and heading; http(s) links are
              not fetched
-  test       the whole suite: package, cargo test, docs-check, mutants --diff <base>, fuzz,
+  test       the whole suite: package, cargo test, docs-check, fuzz,
              memcheck, the checks' own tests, validate, example, scaffold-check, as jobs on two
              cores; prints the table of what each took and writes it to target/test-stages.md
   dev <Model>
@@ -69,9 +69,9 @@ validate then fails, as the FMUs lack win64).
              and those of its dependents, then the missed ones against the packaged FMUs;
              writes docs/mutation.md; --crate: those crates only; --keep: reuse every crate's
              stored outcomes (to assemble the table after rerunning some crates); --diff: the
-             mutants of the lines changed since REV, failing on one that survives (the test
-             command runs it since the commit in xtask/mutants-base.txt, the last one CI
-             passed on, within a budget of 6 minutes); --budget: M minutes in all, one
+             mutants of the lines changed since REV, failing on one that survives (REV
+             landed: since the commit in xtask/mutants-base.txt, the last one CI passed on;
+             a submission's note gives its report); --budget: M minutes in all, one
              mutant at a time in the order that tells most, the rest listed as untested
              (target/mutants/untested.txt)
   bench [--host-only]

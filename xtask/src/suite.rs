@@ -4,8 +4,8 @@
 use crate::fuzz::{fuzz_run, fuzzers};
 use crate::package::{self, Platforms};
 use crate::{
-    check_the_checks, components, docs_check, example, fmi_sim, mutants, platforms,
-    python_with_harness, root, run, scaffold, stages, valgrind, validation_report, venv, venv_bin,
+    check_the_checks, components, docs_check, example, fmi_sim, platforms, python_with_harness,
+    root, run, scaffold, stages, valgrind, validation_report, venv, venv_bin,
 };
 use std::path::Path;
 use std::process::Command;
@@ -101,12 +101,6 @@ pub fn test() -> Result<(), String> {
     Ok(())
 }
 
-/// The test command's minutes for the mutants of a change (`mutants --budget`), installing
-/// cargo-mutants and building included: a change of any size costs at most this. Six: the
-/// mutants run beside the fuzzer and the scaffold check, which end about 8 minutes after the
-/// examples on a cold run; with 10, a change to the runtime took the cold run to 37 minutes.
-const MUTANTS_BUDGET_MINUTES: &str = "6";
-
 /// The whole suite, as jobs on CI's two cores: the builds of the three platforms, of the
 /// fuzzers and of the tools overlap each other and the single-threaded checks (valgrind, the
 /// Python importers, Wine, qemu, libFuzzer). The table of what each took is printed and
@@ -166,19 +160,6 @@ fn everything() -> Result<(), String> {
         job("docs check", &[WRITE, DEBIAN], docs_check::docs_check),
         job("the checks' checks", &[FMI_SIM, HARNESS], check_the_checks),
         job("examples", &[WRITE], example),
-        job("mutants (diff)", &[VENV, DEBIAN], || {
-            // The mutants of what this submission changed in fmu/ (the whole set: `cargo xtask
-            // mutants`).
-            let base = mutants::submission_base(&root());
-            let args = [
-                "mutants",
-                "--diff",
-                &base,
-                "--budget",
-                MUTANTS_BUDGET_MINUTES,
-            ];
-            mutants::mutants(&args.map(str::to_string))
-        }),
         // After the builds whose dependencies it reuses.
         job(
             "scaffold check",
