@@ -197,7 +197,10 @@ JACOBIAN_TEXT = [
      "whether any is not finite), then reads. Anything else (Initialization Mode, a refusal, "
      "logCalls, a derivative not finite) takes the full path, which says why. Between an "
      "integrator's points only the states move (`fmi2SetContinuousStates`): the lifted model "
-     "takes their values alone, not a whole sync.").replace("{POINTS}", str(jacobian_bench.POINTS)),
+     "takes their values alone, not a whole sync; `fmi2SetTime` to another time makes the "
+     "columns stale and leaves the lifted model's values as they are (an importer sets the "
+     "time before every evaluation). A unit seed over several knowns is answered as its "
+     "known's column.").replace("{POINTS}", str(jacobian_bench.POINTS)),
     ("Where the instructions go now (callgrind by function, per point, symbols kept): the "
      "Gear's pass costs about 170 (its derivatives over `Jet<2>` in the pass's loop, unrolled "
      "since the states' chunks are counted at compile time, 126; the lifted model brought to "
