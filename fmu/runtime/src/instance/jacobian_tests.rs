@@ -199,6 +199,8 @@ fn the_calls_answered_at_once_check_the_roles() {
     let mut out = [0.0];
     assert!(p.directional_at_once(&[V], &[X], &[1.0], &mut out));
     assert_eq!(out[0], a * u);
+    assert!(p.directional_at_once(&[V], &[X], &[-4.0], &mut out));
+    assert_eq!(out[0], -4.0 * a * u);
     for (unknowns, knowns, seed) in [
         (&[A][..], &[X, U][..], &[0.0, 0.0][..]),
         (&[A], &[X], &[1.0]),
@@ -209,6 +211,13 @@ fn the_calls_answered_at_once_check_the_roles() {
         let refused = p.directional_derivative(unknowns, knowns, seed, &mut out);
         assert!(refused.is_err(), "{unknowns:?} by {knowns:?}: {refused:?}");
     }
+    // A seed of zeros: the full path, which checks the unknowns, answers 0.
+    assert!(!p.directional_at_once(&[V], &[X, U], &[0.0, 0.0], &mut out));
+    assert_eq!(
+        p.directional_derivative(&[V], &[X, U], &[0.0, 0.0], &mut out),
+        Ok(OK)
+    );
+    assert_eq!(out[0], 0.0);
     assert!(p.directional_at_once(&[V], &[X, U], &[0.0, 1.0], &mut out));
     assert_eq!(out[0], a * x);
     assert!(p.directional_at_once(&[V], &[X, U], &[2.0, 3.0], &mut out));
