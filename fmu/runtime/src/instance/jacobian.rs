@@ -302,13 +302,7 @@ impl<M: Model> Jacobian<M> {
                     let r = self.row(*u);
                     let mut sum = 0.0;
                     for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| **v != 0.0) {
-                        let Some((column, first, lane)) = self.swept_column(*k) else {
-                            return false;
-                        };
-                        match column
-                            .get(r.wrapping_sub(first))
-                            .and_then(|x| x.eps().get(lane))
-                        {
+                        match self.swept_column(*k).and_then(|c| read::<M>(c, r)) {
                             Some(x) => sum += x * v,
                             None => return false,
                         }
@@ -324,12 +318,11 @@ impl<M: Model> Jacobian<M> {
     /// whether each was there.
     #[inline(always)]
     fn column_times(&self, unknowns: &[u32], k: u32, v: f64, sensitivity: &mut [f64]) -> bool {
-        let Some((column, first, lane)) = self.swept_column(k) else {
+        let Some(column) = self.swept_column(k) else {
             return false;
         };
         for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-            let entry = column.get(self.row(*u).wrapping_sub(first));
-            match entry.and_then(|x| x.eps().get(lane)) {
+            match read::<M>(column, self.row(*u)) {
                 Some(x) => *s = x * v,
                 None => return false,
             }
@@ -340,7 +333,7 @@ impl<M: Model> Jacobian<M> {
     /// Known `k`'s chunk, its rows swept at this point, the first of them and `k`'s lane there;
     /// None for no known after initialization.
     #[inline(always)]
-    fn swept_column(&self, k: u32) -> Option<(&[JetOf<M>], usize, usize)> {
+    fn swept_column(&self, k: u32) -> Option<Column<'_, M>> {
         let p = (*self.place_of.get(k as usize)?)?;
         let (first, end) = self.spans[usize::from(self.fresh[p.group & 1] & 3)];
         Some((
@@ -360,15 +353,13 @@ impl<M: Model> Jacobian<M> {
     /// discrete output. Read without a panic: the indices are in bounds by construction, and
     /// NaN would show one that is not.
     pub(crate) fn entry(&self, u: u32, k: u32) -> f64 {
-        let r = self.row(u);
-        if r == NONE {
-            return 0.0;
+        match self.row(u) {
+            NONE => 0.0,
+            r => self
+                .swept_column(k)
+                .and_then(|c| read::<M>(c, r))
+                .unwrap_or(f64::NAN),
         }
-        let place = self.place_of.get(k as usize).and_then(|p| *p);
-        place
-            .and_then(|p| self.values.get(p.start.wrapping_add(r)))
-            .and_then(|x| x.eps().get(place.map_or(NONE, |p| p.lane)))
-            .map_or(f64::NAN, |x| *x)
     }
 
     /// Whether the row groups `rows` of the column groups `columns` are yet to be swept at
@@ -409,6 +400,17 @@ impl<M: Model> Jacobian<M> {
             jet_at::<M>(&mut self.lifted, *offset).eps_mut().fill(0.0);
         }
     }
+}
+
+/// A known's column as [`Jacobian::swept_column`] finds it: the rows swept at this point, the
+/// first of them, and the known's lane.
+type Column<'a, M> = (&'a [JetOf<M>], usize, usize);
+
+/// Row `row`'s entry in `column`, if it was swept.
+#[inline(always)]
+fn read<M: Model>((rows, first, lane): Column<'_, M>, row: usize) -> Option<f64> {
+    let x = rows.get(row.wrapping_sub(first))?;
+    x.eps().get(lane).copied()
 }
 
 fn continuous_input<M>(v: &Var<M>) -> bool {
