@@ -51,8 +51,26 @@ impl<M: Model> Instance<M> {
         {
             return false;
         }
+        if !self.jacobian.valid && !self.first_sweep(unknowns, knowns) {
+            return false;
+        }
         self.jacobian.swept(unknowns, knowns, seed, sensitivity)
             || self.directional_first(unknowns, knowns, seed, sensitivity)
+    }
+
+    /// The first call at a point, as importers make it: the groups of its first unknown and
+    /// first known swept, the other unknowns' and knowns' roles left to the reads that follow
+    /// (where they need more, [`Instance::directional_first`] checks them all and sweeps the
+    /// rest). False where the sweep failed (the full path says why); true also where the
+    /// first unknown or known has no group (the reads then find no point swept).
+    #[inline(never)]
+    fn first_sweep(&mut self, unknowns: &[u32], knowns: &[u32]) -> bool {
+        let Some((rows, columns)) = self.jacobian.groups_of(unknowns, knowns) else {
+            return true;
+        };
+        // The model's equations run here, and might panic: the full path reports it.
+        let swept = catch_unwind(AssertUnwindSafe(|| self.columns(rows, columns)));
+        matches!(swept, Ok(Ok(())))
     }
 
     /// [`Instance::directional_at_once`] for the first call at a point, or one that needs

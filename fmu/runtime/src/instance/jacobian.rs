@@ -239,6 +239,16 @@ impl<M: Model> Jacobian<M> {
         Some((rows, columns))
     }
 
+    /// The row group of the first unknown and the column group of the first known, after
+    /// initialization in Continuous-Time Mode; None if either has none.
+    #[inline(always)]
+    pub(crate) fn groups_of(&self, unknowns: &[u32], knowns: &[u32]) -> Option<(u8, u8)> {
+        let role = |vr: Option<&u32>| vr.and_then(|v| self.role.get(*v as usize)).copied();
+        let rows = role(unknowns.first())? & (UNKNOWN_RATE | UNKNOWN_OUTPUT);
+        let columns = role(knowns.first())? >> 3;
+        (rows != 0 && columns != 0).then_some((rows, columns))
+    }
+
     /// `sensitivity = J seed` from the columns kept (after a sweep of the groups `request`
     /// named): [`Jacobian::swept`], or entry by entry where it cannot answer (a discrete
     /// output, a seed of zeros).

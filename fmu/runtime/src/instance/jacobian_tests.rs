@@ -224,6 +224,25 @@ fn the_calls_answered_at_once_check_the_roles() {
     assert_eq!(out[0], 2.0 * a * u + 3.0 * a * x);
 }
 
+/// The first call at a point sweeps its first unknown's and known's groups; one whose other
+/// variables need more (an output, an input) has those swept too, and one whose first
+/// unknown is none is refused, at every new point.
+#[test]
+fn the_first_call_at_a_point_sweeps_what_it_needs() {
+    let mut p = model_exchange();
+    let (a, x) = (2.0, 1.5);
+    for u in [0.5, 3.0] {
+        p.set_real(&[U], &[u]).unwrap();
+        let mut out = [0.0; 2];
+        assert!(p.directional_at_once(&[V, Y], &[X, U], &[2.0, 3.0], &mut out));
+        assert_eq!(out, [2.0 * a * u + 3.0 * a * x, 2.0 * u + 3.0 * x]);
+        p.set_real(&[U], &[u + 1.0]).unwrap();
+        assert!(!p.directional_at_once(&[A, V], &[X], &[1.0], &mut out));
+        assert!(p.directional_at_once(&[Y], &[U], &[1.0], &mut out[..1]));
+        assert_eq!(out[0], x);
+    }
+}
+
 /// A Model Exchange importer sets the time before every evaluation: the columns follow it,
 /// answered at once and by the full path (dv/dx = a u + w t).
 #[test]

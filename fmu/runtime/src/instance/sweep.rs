@@ -30,6 +30,7 @@ impl<M: Model> Instance<M> {
 
     /// The lifted model at the current point: every derivative 0 after an Initialization Mode
     /// pass, the values the f64 model's (where only the states moved, theirs).
+    #[inline(always)]
     fn at_point(&mut self) {
         let j = &mut self.jacobian;
         j.begin_point();
