@@ -294,19 +294,20 @@ impl<M: Model> Jacobian<M> {
         }
         // Several knowns: each checked to be one; a seed with one entry other than 0 (a unit
         // seed over every state) is that known's column.
-        let (mut seeded, mut only) = (0, (0, 0.0));
-        for (k, v) in knowns.iter().zip(seed) {
-            if self.place_of.get(*k as usize).is_none_or(Option::is_none) {
+        let (mut seeded, mut only) = (0, 0);
+        for (i, (k, v)) in knowns.iter().zip(seed).enumerate() {
+            let role = self.role.get(*k as usize).map_or(0, |r| *r);
+            if role & (KNOWN_STATE | KNOWN_INPUT) == 0 {
                 return false;
             }
             if *v != 0.0 {
-                (seeded, only) = (seeded + 1, (*k, *v));
+                (seeded, only) = (seeded + 1, i);
             }
         }
-        match seeded {
+        match (seeded, knowns.get(only), seed.get(only)) {
             // The unknowns are checked by the full path.
-            0 => false,
-            1 => self.column_times(unknowns, only.0, only.1, sensitivity),
+            (0, ..) => false,
+            (1, Some(k), Some(v)) => self.column_times(unknowns, *k, *v, sensitivity),
             _ => {
                 for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
                     let r = self.row(*u);
