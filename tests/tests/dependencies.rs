@@ -76,9 +76,24 @@ fn initializing<'a>(fmu: &'a Fmu, me: bool, knowns: &[(usize, Value)]) -> Option
         }
     }
     for &(k, value) in knowns {
-        if let Value::Of(other) = value {
-            let value = read(&inst, variable(md, other));
-            if !write(&inst, variable(md, k), value) {
+        if let Value::Of { other, lo, hi } = value {
+            // Their values as the sample gives them (a get refuses while `k` is invalid).
+            let given = |i: usize| match knowns.iter().find(|(j, _)| *j == i) {
+                Some((_, Value::Is(v))) => *v,
+                _ => range(md, i).0,
+            };
+            let (k, lo, hi) = (variable(md, k), given(lo), given(hi));
+            // `other` is given once `k` lies somewhere valid between `lo` and `hi`: tried on a grid.
+            let mut value = read(&inst, variable(md, other));
+            for i in 1..32 {
+                if value.is_finite() {
+                    break;
+                }
+                if write(&inst, k, lo + (hi - lo) * f64::from(i) / 32.0) {
+                    value = read(&inst, variable(md, other));
+                }
+            }
+            if !write(&inst, k, value) {
                 return None;
             }
         }
@@ -129,39 +144,103 @@ fn event_move(
 }
 
 /// States the FMU reaches: a Co-Simulation run from its start for 50 to 300 ms with the given
-/// knowns (None if the run fails).
+/// knowns; if there is none, why.
 fn reachable(
     fmu: &Fmu,
     states: &[usize],
     knowns: &[(usize, Value)],
     rng: &mut Random,
-) -> Option<Vec<f64>> {
+) -> Result<Vec<f64>, &'static str> {
     let md = &fmu.md;
-    let inst = initializing(fmu, false, knowns)?;
+    let inst = initializing(fmu, false, knowns).ok_or("the run's start refused")?;
     if inst.exit_initialization_mode() != OK {
-        return None;
+        return Err("the run's initialization refused");
     }
     let steps = (175.0 + 125.0 * rng.next()) as usize;
     for k in 0..steps {
         if inst.do_step(k as f64 * 1e-3, 1e-3) != OK {
-            return None;
+            return Err("the run failed");
         }
     }
-    Some(
-        states
-            .iter()
-            .map(|s| read(&inst, variable(md, *s)))
-            .collect(),
-    )
+    Ok(states
+        .iter()
+        .map(|s| read(&inst, variable(md, *s)))
+        .collect())
 }
 
-/// Most samples must be inside the model's domain, or the probe saw too little.
-fn enough(md: &ModelDescription, probed: usize, samples: usize) {
-    assert!(
-        probed >= samples / 8,
-        "{}: {probed} samples probed",
-        md.model_name
-    );
+/// What became of the probe's samples and moves: the samples probed, those not (by why), and
+/// the moves tried, refused by the FMU or leading outside the model's domain. Printed as
+/// fractions, and bounded: most samples must be probed, or the probe saw too little.
+#[derive(Default)]
+struct Tally {
+    samples: usize,
+    probed: usize,
+    skipped: BTreeMap<&'static str, usize>,
+    /// By move size (small: a relative 1e-5; far: the others): moves tried, refused by the
+    /// FMU, leading outside the domain.
+    moves: [[usize; 3]; 2],
+    /// Real knowns moved at a sample, and those of them whose small moves were all refused or
+    /// led outside the domain (at a bound, or a parameter the initialization rejects).
+    knowns: usize,
+    stuck: usize,
+}
+
+impl Tally {
+    fn skip(&mut self, why: &'static str) {
+        *self.skipped.entry(why).or_default() += 1;
+    }
+
+    /// A move of a known, small or not: whether the FMU took it (`set`) and the values there
+    /// were finite.
+    fn move_to(&mut self, small: bool, set: bool, finite: bool) {
+        let m = &mut self.moves[usize::from(!small)];
+        m[0] += 1;
+        m[1] += usize::from(!set);
+        m[2] += usize::from(set && !finite);
+    }
+
+    /// A Real known's moves at a sample done: whether a small one was taken.
+    fn known(&mut self, moved: bool) {
+        self.knowns += 1;
+        self.stuck += usize::from(!moved);
+    }
+
+    fn check(&self, md: &ModelDescription, what: &str) {
+        let share = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+        let skipped: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(why, n)| format!("{why} {:.1} %", share(*n, self.samples)))
+            .collect();
+        eprintln!(
+            "{}: {what}: {} of {} samples probed ({:.1} %; not: {}); moves refused and outside the domain: small {:.1} % and {:.1} % of {}, far {:.1} % and {:.1} % of {}; knowns no small move took: {:.1} % of {}",
+            md.model_name,
+            self.probed,
+            self.samples,
+            share(self.probed, self.samples),
+            if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") },
+            share(self.moves[0][1], self.moves[0][0]),
+            share(self.moves[0][2], self.moves[0][0]),
+            self.moves[0][0],
+            share(self.moves[1][1], self.moves[1][0]),
+            share(self.moves[1][2], self.moves[1][0]),
+            self.moves[1][0],
+            share(self.stuck, self.knowns),
+            self.knowns,
+        );
+        assert!(
+            2 * self.probed > self.samples,
+            "{}: {what}: only {} of {} samples probed",
+            md.model_name,
+            self.probed,
+            self.samples
+        );
+        assert!(
+            10 * self.stuck < self.knowns,
+            "{}: {what}: a tenth or more of the knowns moved by no small move",
+            md.model_name
+        );
+    }
 }
 
 /// Outputs and Derivatives against the states and inputs.
@@ -190,14 +269,21 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
     let mut observed = Observed::new(unknowns.len());
     let mut local = Observed::new(unknowns.len());
     let mut exact = Exact::new(md, &unknowns, true);
-    let mut probed = 0;
+    let mut tally = Tally {
+        samples: SAMPLES,
+        ..Tally::default()
+    };
     for _ in 0..SAMPLES {
         // A random point: random parameters and inputs, states the FMU reaches with them; the
         // event iteration sets the modes there (a state may be reset onto a stop).
         let chance = (2.0 / parameters(md).len().max(1) as f64).min(0.25);
         let given = random_knowns(md, chance, rng);
-        let Some(mut x) = reachable(fmu, &states, &given, rng) else {
-            continue;
+        let mut x = match reachable(fmu, &states, &given, rng) {
+            Ok(x) => x,
+            Err(why) => {
+                tally.skip(why);
+                continue;
+            }
         };
         // Half the points leave the trajectory a little (a chain run stretched while its
         // damper pushes, a sheave moving against its push): states a run passes through only
@@ -208,9 +294,11 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             }
         }
         let Some(inst) = initializing(fmu, true, &given) else {
+            tally.skip("start refused");
             continue;
         };
         if inst.exit_initialization_mode() != OK || inst.event_iteration().0 != OK {
+            tally.skip("initialization refused");
             continue;
         }
         assert_eq!(inst.enter_continuous_time_mode(), OK);
@@ -222,10 +310,12 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             );
         }
         if inst.set_continuous_states(&x) != OK {
+            tally.skip("states refused");
             continue;
         }
         assert_eq!(inst.enter_event_mode(), OK);
         if inst.event_iteration().0 != OK {
+            tally.skip("event iteration refused");
             continue;
         }
         assert_eq!(inst.enter_continuous_time_mode(), OK);
@@ -242,11 +332,12 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         };
         let base = values(&inst);
         if base.iter().any(|v| !v.is_finite()) {
-            continue; // outside the model's domain (a CVT sheave beyond its travel)
+            tally.skip("outside the domain"); // a CVT sheave beyond its travel
+            continue;
         }
         observed.base(&base);
         local.base(&base);
-        probed += 1;
+        tally.probed += 1;
         for &k in &knowns {
             let v = variable(md, k);
             let state = states.iter().position(|s| *s == k);
@@ -287,22 +378,29 @@ fn step_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             // Small moves either way, and larger ones that cross where a tension is clipped
             // at zero or a friction saturates (the modes stay fixed meanwhile).
             let scale = before.abs().max(1.0);
-            for d in [1e-5, -1e-5, 1e-2, -1e-2] {
+            let mut moved = false;
+            for d in [1e-5_f64, -1e-5, 1e-2, -1e-2] {
+                let small = d.abs() < 1e-2;
                 if !set(before + d * scale) {
+                    tally.move_to(small, false, false);
                     continue;
                 }
                 let moved_to = values(&inst);
                 assert!(set(before));
-                if moved_to.iter().all(|v| v.is_finite()) {
+                let finite = moved_to.iter().all(|v| v.is_finite());
+                tally.move_to(small, true, finite);
+                moved |= small && finite;
+                if finite {
                     observed.record(&base, &moved_to, k);
                     if d.abs() < 1e-2 {
                         local.record_except(&base, &moved_to, k, &jumped);
                     }
                 }
             }
+            tally.known(moved);
         }
     }
-    enough(md, probed, SAMPLES);
+    tally.check(md, "output/derivative");
     let mut found = mismatches(
         md,
         "output/derivative",
@@ -330,7 +428,10 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
     let mut observed = Observed::new(unknowns.len());
     let mut local = Observed::new(unknowns.len());
     let mut exact = Exact::new(md, unknowns, false);
-    let mut probed = 0;
+    let mut tally = Tally {
+        samples: INITIAL_SAMPLES,
+        ..Tally::default()
+    };
     for sample in 0..INITIAL_SAMPLES {
         // The first sample at the start values; then random inputs and a few parameters (two
         // on average, a quarter at most) moved: more breaks the rules the initialization
@@ -342,6 +443,7 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
             random_knowns(md, chance, rng)
         };
         let Some(inst) = initializing(fmu, true, &given) else {
+            tally.skip("start refused");
             continue;
         };
         let values = |inst: &Instance| -> Vec<f64> {
@@ -352,11 +454,12 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
         };
         let base = values(&inst);
         if base.iter().any(|v| !v.is_finite()) {
-            continue; // parameters the initialization refuses
+            tally.skip("initialization refused");
+            continue;
         }
         observed.base(&base);
         local.base(&base);
-        probed += 1;
+        tally.probed += 1;
         for &k in &knowns {
             let v = variable(md, k);
             let before = read(&inst, v);
@@ -379,41 +482,50 @@ fn initial_dependencies(fmu: &Fmu, rng: &mut Random) -> Mismatches {
                 _ => vec![],
             };
             let small = 1e-5 * before.abs().max(1.0);
-            let moves: Vec<f64> = if v.integer {
+            // Each move, and whether it is a small one.
+            let moves: Vec<(f64, bool)> = if v.integer {
                 let (lo, hi) = if max - min <= 16.0 {
                     (min, max)
                 } else {
                     (before - 1.0, before + 1.0)
                 };
-                (lo as i64..=hi as i64).map(|i| i as f64).collect()
+                (lo as i64..=hi as i64).map(|i| (i as f64, false)).collect()
             } else {
                 let far = 1.0 + before.abs();
                 vec![
-                    before + small,
-                    before - small,
-                    0.0,
-                    -before,
-                    before + 2.0 * far,
-                    before - 2.0 * far,
+                    (before + small, true),
+                    (before - small, true),
+                    (0.0, false),
+                    (-before, false),
+                    (before + 2.0 * far, false),
+                    (before - 2.0 * far, false),
                 ]
             };
-            for after in moves.into_iter().filter(|m| *m != before) {
+            let mut moved = false;
+            for (after, is_small) in moves.into_iter().filter(|m| m.0 != before) {
                 if !write(&inst, v, after) {
+                    tally.move_to(is_small, false, false);
                     continue;
                 }
                 let moved_to = values(&inst);
                 assert!(write(&inst, v, before));
-                if moved_to.iter().any(|v| !v.is_finite()) {
+                let finite = moved_to.iter().all(|v| v.is_finite());
+                tally.move_to(is_small, true, finite);
+                moved |= is_small && finite;
+                if !finite {
                     continue;
                 }
                 observed.record(&base, &moved_to, k);
-                if (after - before).abs() == small && judged {
+                if is_small && judged {
                     local.record_except(&base, &moved_to, k, &jumped);
                 }
             }
+            if !v.integer {
+                tally.known(moved);
+            }
         }
     }
-    enough(md, probed, INITIAL_SAMPLES);
+    tally.check(md, "initial unknown");
     let mut found = mismatches(
         md,
         "initial unknown",

@@ -4,17 +4,20 @@
 use super::*;
 
 /// How a regime sets a known: a value drawn uniformly between two bounds, or the value another
-/// variable takes once the rest is set (a sheave started exactly on its computed stop).
+/// variable takes once the rest is set (a sheave started exactly on its computed stop), which
+/// the FMU gives only once the known lies somewhere valid between the values of two others
+/// (the sheave between its limits).
 enum Draw {
     Between(f64, f64),
-    ValueOf(&'static str),
+    ValueOf(&'static str, &'static str, &'static str),
 }
 
-/// A known's value in a sample.
+/// A known's value in a sample: a value, or that of `other`, found once the known lies between
+/// the values of `lo` and `hi` (indices, as `other`).
 #[derive(Clone, Copy)]
 pub(crate) enum Value {
     Is(f64),
-    Of(usize),
+    Of { other: usize, lo: usize, hi: usize },
 }
 
 /// Parameter sets the probe samples around, besides the start values: the structural choices
@@ -22,7 +25,9 @@ pub(crate) enum Value {
 fn regimes(model: &str) -> Vec<Vec<(String, Draw)>> {
     let fixed = |name: &str, value: f64| (name.to_string(), Draw::Between(value, value));
     let between = |name: &str, lo: f64, hi: f64| (name.to_string(), Draw::Between(lo, hi));
-    let at = |name: &str, other: &'static str| (name.to_string(), Draw::ValueOf(other));
+    let at = |name: &str, other: &'static str, (lo, hi): (&'static str, &'static str)| {
+        (name.to_string(), Draw::ValueOf(other, lo, hi))
+    };
     let mut regimes = vec![vec![]];
     match model {
         // Eight shafts in eight gears, the sprocket on shaft 4 or 8: every shaft and every
@@ -98,18 +103,24 @@ fn regimes(model: &str) -> Vec<Vec<(String, Draw)>> {
         // The secondary sheave starting inside its travel (+-6 mm), or on one of its stops,
         // pushed into it or away by the actuator or the belt; the stop set by its own limit or
         // by the primary's.
+        // The sheaves' rest positions inside their travel (+-6 mm), which a zero parameter's
+        // random draw (+-50 mm) leaves.
         "CVT" => {
             regimes[0].push(between("s2_start", -0.0055, 0.0055));
             for (end, limit, wide) in [("s2_lo", "s2_min", -0.05), ("s2_hi", "s2_max", 0.05)] {
                 for limit in [None, Some((limit, wide))] {
                     let mut stop = vec![
-                        at("s2_start", end),
+                        at("s2_start", end, ("s2_min", "s2_max")),
                         between("F_2", -100.0, 100.0),
                         between("w1_start", -30.0, 30.0),
                     ];
                     stop.extend(limit.map(|(name, value)| fixed(name, value)));
                     regimes.push(stop);
                 }
+            }
+            for regime in &mut regimes {
+                regime.push(between("s1_bar", -0.005, 0.005));
+                regime.push(between("s2_bar", -0.005, 0.005));
             }
         }
         _ => {}
@@ -141,14 +152,18 @@ pub(crate) fn random_knowns(
         .map(|(name, draw)| {
             let value = match draw {
                 Draw::Between(lo, hi) => Value::Is(lo + (hi - lo) * (rng.next() + 1.0) / 2.0),
-                Draw::ValueOf(other) => Value::Of(index(other)),
+                Draw::ValueOf(other, lo, hi) => Value::Of {
+                    other: index(other),
+                    lo: index(lo),
+                    hi: index(hi),
+                },
             };
             (index(name), value)
         })
         .collect();
     let base = |k: usize| match regime.iter().find(|(i, _)| *i == k) {
         Some((_, Value::Is(v))) => Some(*v),
-        Some((_, Value::Of(_))) => None,
+        Some((_, Value::Of { .. })) => None,
         None => Some(range(md, k).0),
     };
     let mut knowns = regime.clone();
