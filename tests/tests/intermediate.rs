@@ -258,13 +258,15 @@ fn inputs_set_at_intermediate_updates_follow_the_interpolated_reference() {
             let (required, _) = run(&fmu3, &fmu2, &sc, h, Inputs::Required);
             let (dev_held, _) = deviation(&fmu2, h, &held, &reference);
             let (dev_set, what) = deviation(&fmu2, h, &set, &reference);
-            // Requiring the inputs restarts the integration at every internal step's end; with
-            // nothing set there, that is the held run to the integrator's tolerance.
+            // Requiring the inputs pauses the integration at every internal step's end; with
+            // nothing set there, it goes on as it was (the method's state, the working copy,
+            // the ramps): the held run but for rounding (at most 8.5e-11 measured; restarted at
+            // each pause, as before, up to 8.7e-6).
             let (same, what_same) = deviation_between(&held, &required);
             eprintln!(
                 "{at}: steps of {h} s with at least {fewest} intermediate updates each; from the interpolated reference: inputs held {dev_held:.2e}, set at the updates {dev_set:.2e} ({what}); required but unset {same:.1e} from held"
             );
-            if same.is_nan() || same > 1e-5 {
+            if same.is_nan() || same > 1e-9 {
                 failures.push(format!(
                     "{at}: required but unset {same:.1e} from held ({what_same})"
                 ));

@@ -28,7 +28,9 @@
 //!   accepted internal step and the C ABI calls the callback there ([`Progress::Update`]):
 //!   the instance is at that time, its outputs computed, so gets read it, and inputs set there
 //!   hold from there to the end of the step: the integration restarts from that point, as at a
-//!   communication point (the step size carries over; a BDF segment starts again at order 1).
+//!   communication point (the step size carries over). With nothing set (or an input set to
+//!   its own value) it goes on as if it had not paused: the method's state (BDF's order and
+//!   history), the working copy and the input ramps are kept (`Instance::step_to`).
 
 use super::intermediate::{Access, Required, Window};
 use crate::instance::Instance;

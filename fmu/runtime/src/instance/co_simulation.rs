@@ -95,6 +95,7 @@ impl<M: Model> Instance<M> {
         for (vr, value) in vrs.iter().zip(values) {
             self.slopes[*vr as usize] = *value;
         }
+        self.untouched = false;
         Ok(OK)
     }
 
@@ -120,22 +121,26 @@ impl<M: Model> Instance<M> {
         }
         self.integrator();
         let integrator = self.integrator.as_mut().expect("built above");
-        // Inputs with a derivative follow a ramp over the step.
+        // Inputs with a derivative follow a ramp over the step; going on from a pause with
+        // nothing set, the ramps are the step's own, from its start.
         let model = &self.model;
         let ramped = self.slopes.iter().any(|s| *s != 0.0);
-        integrator.set_inputs(
-            tc,
-            self.vars
-                .iter()
-                .zip(&self.slopes)
-                // Most masters hold their inputs: then there is no ramp to look for.
-                .take(if ramped { usize::MAX } else { 0 })
-                .filter(|(_, s)| **s != 0.0)
-                .filter_map(|(v, s)| match v.access {
-                    Access::Real { get, set } => Some((set, get(model), *s)),
-                    _ => None,
-                }),
-        );
+        let resumes = self.untouched && integrator.paused_at() == Some(tc);
+        if !resumes {
+            integrator.set_inputs(
+                tc,
+                self.vars
+                    .iter()
+                    .zip(&self.slopes)
+                    // Most masters hold their inputs: then there is no ramp to look for.
+                    .take(if ramped { usize::MAX } else { 0 })
+                    .filter(|(_, s)| **s != 0.0)
+                    .filter_map(|(v, s)| match v.access {
+                        Access::Real { get, set } => Some((set, get(model), *s)),
+                        _ => None,
+                    }),
+            );
+        }
         let before = self.model.clone();
         if ramped {
             // Inputs are linear over the step: valid at both ends means valid throughout.
@@ -152,6 +157,7 @@ impl<M: Model> Instance<M> {
         let log: Option<&mut dyn FnMut(&str)> =
             logger.enabled(Category::Events).then_some(&mut log);
         let mut trial_step = self.step_size;
+        integrator.continues = std::mem::take(&mut self.untouched);
         let result =
             integrator.integrate_with(&mut self.model, tc, t_end, &mut trial_step, log, stops);
         let ended = match result {
@@ -170,6 +176,8 @@ impl<M: Model> Instance<M> {
         };
         integrator.apply_inputs(&mut self.model, t_reached);
         self.finish_step(before, tc, t_reached, trial_step)?;
+        // At an event the importer's Event Mode changes the model.
+        self.untouched = !matches!(ended, Ended::Event(_));
         Ok(ended)
     }
 

@@ -180,6 +180,10 @@ pub struct Instance<M: Model> {
     pub(crate) slopes: Vec<f64>,
     /// Outputs must be recomputed before they are read (an input or parameter changed).
     pub(crate) dirty: bool,
+    /// Co-Simulation: nothing changed since the last step ended where it was asked to (no
+    /// value set, no event, no FMU state restored), so the next step's integration may go on
+    /// with the BDF's order and history.
+    pub(crate) untouched: bool,
     /// Built for the tolerance in force, when first needed.
     pub(crate) integrator: Option<Integrator<M>>,
     /// The solver's next trial step (NaN before the first step): part of the FMU state.
@@ -232,6 +236,7 @@ impl<M: Model> Instance<M> {
             last_successful_time: 0.0,
             slopes: vec![0.0; n],
             dirty: true,
+            untouched: false,
             integrator: None,
             step_size: f64::NAN,
             event_updates: 0,
@@ -263,6 +268,7 @@ impl<M: Model> Instance<M> {
         self.last_successful_time = 0.0;
         self.slopes.iter_mut().for_each(|s| *s = 0.0);
         self.dirty = true;
+        self.untouched = false;
         self.jacobian.changed();
         self.step_size = f64::NAN;
         self.event_updates = 0;
@@ -313,6 +319,7 @@ impl<M: Model> Instance<M> {
     pub fn enter_initialization_mode(&mut self) {
         self.state = FmiState::InitializationMode;
         self.dirty = true;
+        self.untouched = false;
         self.jacobian.changed();
     }
 
@@ -530,8 +537,12 @@ impl<M: Model> Instance<M> {
         for (vr, value) in vrs.iter().zip(values) {
             self.accept(*vr, *value, true, phase)?;
         }
+        // A value set to what it was changes nothing the integration depends on (importers
+        // set every input at every communication point).
+        let mut moved = false;
         for (vr, value) in vrs.iter().zip(values) {
-            if let Access::Real { set, .. } = self.setters[*vr as usize].access {
+            if let Access::Real { get, set } = self.setters[*vr as usize].access {
+                moved |= get(&self.model).to_bits() != value.to_bits();
                 set(&mut self.model, *value);
             }
         }
@@ -544,6 +555,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
+        self.untouched &= !moved;
         self.jacobian.changed();
         Ok(OK)
     }
@@ -553,12 +565,15 @@ impl<M: Model> Instance<M> {
         for (vr, value) in vrs.iter().zip(values) {
             self.accept(*vr, f64::from(*value), false, phase)?;
         }
+        let mut moved = false;
         for (vr, value) in vrs.iter().zip(values) {
-            if let Access::Integer { set, .. } = self.setters[*vr as usize].access {
+            if let Access::Integer { get, set } = self.setters[*vr as usize].access {
+                moved |= get(&self.model) != *value;
                 set(&mut self.model, *value);
             }
         }
         self.dirty = true;
+        self.untouched &= !moved;
         self.jacobian.changed();
         Ok(OK)
     }

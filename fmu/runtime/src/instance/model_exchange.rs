@@ -24,6 +24,7 @@ impl<M: Model> Instance<M> {
         if t != self.time {
             self.time = t;
             self.dirty = true;
+            self.untouched = false;
             // The equations take the time as an argument: the columns kept are stale, the
             // lifted model's values are not (a Model Exchange importer sets the time before
             // every evaluation, and a whole sync would cost more than the pass).
@@ -42,6 +43,7 @@ impl<M: Model> Instance<M> {
         }
         self.model.set_states(x);
         self.dirty = true;
+        self.untouched = false;
         self.jacobian.states_changed();
         Ok(OK)
     }
@@ -209,6 +211,7 @@ impl<M: Model> Instance<M> {
             .zip(after)
             .any(|(a, b)| a.to_bits() != b.to_bits());
         self.dirty = true;
+        self.untouched = false;
         self.jacobian.changed();
         Ok(EventUpdate {
             new_discrete_states_needed: changed,

@@ -115,6 +115,7 @@ impl<M: Model> Instance<M> {
         self.step_size = s.step_size;
         self.slopes = s.slopes;
         self.dirty = true;
+        self.untouched = false;
         self.jacobian.changed();
         if self.state == FmiState::StepComplete {
             // A state with another tolerance: rebuilt here, not in the next step.

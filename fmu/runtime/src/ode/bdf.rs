@@ -1,5 +1,7 @@
 //! diffsol's BDF (variable order, Newton with a finite-difference Jacobian) as a [`Method`] of
-//! the segment loop, for the segments of a model that reports itself stiff.
+//! the segment loop, for the segments of a model that reports itself stiff. A segment that
+//! starts where the last one ended at its end or at a pause, nothing changed in between, goes
+//! on with the same solver; any other builds a new one (it allocates).
 
 use super::erk::Stepped;
 use super::segment::{
@@ -85,9 +87,15 @@ pub fn problem<M: Model>(
 
 /// Integration of a stiff segment, whatever the problem's closure types.
 pub trait Stiff {
+    /// Whether a segment from `t0` can go on where the last one ended there (its order, history
+    /// and step size kept), if nothing changed in between.
+    fn can_continue(&self, t0: f64) -> bool;
+
     /// Runs the segment loop from `t0` with states `x` toward `t1` with a BDF solver built for
-    /// it: `x` ends as the states at the segment's end or event, `h` as the step size to try
-    /// next.
+    /// it, or, with `continues` (nothing changed since the last segment ended at `t0`), with
+    /// that segment's solver state: `x` ends as the states at the segment's end or event, `h`
+    /// as the step size to try next.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         t0: f64,
@@ -96,6 +104,7 @@ pub trait Stiff {
         h: &mut f64,
         changes_mode: &mut ChangesMode,
         pause: Pause,
+        continues: bool,
     ) -> Result<SegmentEnd, StepError>;
 }
 
@@ -111,6 +120,63 @@ where
 {
     /// A problem starting at a given time and step.
     pub rebuild: Rebuild<Eqn>,
+    /// The solver of the last segment where it ended at its end or at a pause (not at an
+    /// event): a segment that starts there with nothing changed goes on with it, its order,
+    /// history and step size adaptation intact, rather than at order 1 with a first step of
+    /// its own (each pause for an intermediate update would otherwise be a segment of one
+    /// step, at the first step's size). Declared before the problem it borrows: dropped first.
+    live: Option<Solver<Eqn>>,
+    /// The problem `live` borrows, boxed so that it stays where it is while the solver lives.
+    problem: Option<Box<OdeSolverProblem<Eqn>>>,
+}
+
+/// diffsol's BDF solver on a problem kept beside it ([`Bdf::problem`]).
+type Solver<Eqn> = diffsol::Bdf<'static, Eqn, NalgebraLU<f64>>;
+
+impl<Eqn> Bdf<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    pub fn new(rebuild: Rebuild<Eqn>) -> Self {
+        Bdf {
+            rebuild,
+            live: None,
+            problem: None,
+        }
+    }
+
+    /// A solver for a segment from `t0` to `t1`: the live one if it may go on, or a new one on
+    /// a problem of its own starting here (a BDF solver built on a kept problem and moved to
+    /// this start keeps a Jacobian from elsewhere, and lost accuracy: 3e-11 of the range of the
+    /// stiff transmission test's dissipated energy became 1e-6).
+    fn solver(&mut self, t0: f64, t1: f64, continues: bool) -> Result<&mut Solver<Eqn>, StepError> {
+        if !(continues && self.can_continue(t0)) {
+            self.live = None;
+            let problem = Box::new((self.rebuild)(t0, t1 - t0).map_err(error_at(t0))?);
+            // SAFETY: the solver borrows the boxed problem, whose heap place does not move
+            // while `self.problem` holds it; `live` is always cleared before `problem` is
+            // replaced or dropped (it is declared first), and nothing else reaches the problem.
+            let problem_ref: &'static OdeSolverProblem<Eqn> =
+                unsafe { &*(problem.as_ref() as *const OdeSolverProblem<Eqn>) };
+            self.problem = Some(problem);
+            self.live = Some(problem_ref.bdf::<NalgebraLU<f64>>().map_err(error_at(t0))?);
+        }
+        let solver = self.live.as_mut().expect("set above");
+        solver.set_stop_time(t1).map_err(error_at(t0))?;
+        Ok(solver)
+    }
+}
+
+impl<Eqn> Drop for Bdf<Eqn>
+where
+    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static,
+{
+    fn drop(&mut self) {
+        // The solver before the problem it borrows.
+        self.live = None;
+    }
 }
 
 fn error_at(t: f64) -> impl Fn(DiffsolError) -> StepError {
@@ -122,7 +188,15 @@ where
     Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
         + 'static,
 {
-    /// A stiff segment with a BDF solver built for it (it allocates).
+    /// The solver's time and the instance's may differ by rounding: a communication point is
+    /// the importer's sum, the solver's stop its own.
+    fn can_continue(&self, t0: f64) -> bool {
+        self.live
+            .as_ref()
+            .is_some_and(|s| (s.state().t - t0).abs() <= time_epsilon(t0))
+    }
+
+    /// A stiff segment with the live solver, or one built for it.
     fn run(
         &mut self,
         t0: f64,
@@ -131,28 +205,34 @@ where
         h: &mut f64,
         changes_mode: &mut ChangesMode,
         pause: Pause,
+        continues: bool,
     ) -> Result<SegmentEnd, StepError> {
-        // A problem of its own, starting here: a BDF solver built on the kept problem and moved
-        // to this start keeps a Jacobian from elsewhere, and lost accuracy (3e-11 of the range
-        // of the stiff transmission test's dissipated energy became 1e-6).
-        let problem = (self.rebuild)(t0, t1 - t0).map_err(error_at(t0))?;
-        let mut solver = problem.bdf::<NalgebraLU<f64>>().map_err(error_at(t0))?;
-        solver.set_stop_time(t1).map_err(error_at(t0))?;
+        let solver = self.solver(t0, t1, continues)?;
+        let t = solver.state().t;
         let mut method = BdfMethod {
             solver,
             changes_mode,
             steps: 0,
-            t: t0,
+            t,
             equations: PhantomData,
         };
-        super::segment::run(&mut method, t0, t1, x, h, false, pause)
+        let end = super::segment::run(&mut method, t0, t1, x, h, false, pause);
+        let at = match end {
+            Ok(SegmentEnd::Reached) => t1,
+            Ok(SegmentEnd::Paused(t)) => t,
+            _ => f64::NAN,
+        };
+        if method.solver.state().t != at {
+            self.live = None;
+        }
+        end
     }
 }
 
 /// One stiff segment: the solver built for it (on equations `Eqn` borrowed for `'a`) and the
 /// test of a crossing.
 struct BdfMethod<'a, 'r, 'c, S, Eqn> {
-    solver: S,
+    solver: &'r mut S,
     changes_mode: &'r mut ChangesMode<'c>,
     /// Accepted steps so far.
     steps: usize,
@@ -173,7 +253,7 @@ where
     Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext> + 'a,
     S: OdeSolverMethod<'a, Eqn>,
 {
-    /// The solver was built for the segment: it starts with its own estimate of the first step.
+    /// A new solver starts with its own estimate of the first step; the live one goes on.
     fn start(&mut self, _: f64, _: f64, _: &[f64], _: &mut f64, _: bool) -> Result<(), StepError> {
         Ok(())
     }

@@ -21,6 +21,10 @@ pub struct Explicit<'a, M: Model> {
     pub steps: usize,
     /// The step proposed before the last one was cut to the segment's end.
     pub proposal: f64,
+    /// The segment goes on from where the last one paused, nothing changed: the method's
+    /// state (time, states, derivative, indicators, step) is that pause's, as if it had not
+    /// stopped.
+    pub resumes: bool,
 }
 
 impl<M: Model> Method for Explicit<'_, M> {
@@ -32,6 +36,10 @@ impl<M: Model> Method for Explicit<'_, M> {
         h: &mut f64,
         restart: bool,
     ) -> Result<(), StepError> {
+        if self.resumes {
+            *h = self.rk.h;
+            return Ok(());
+        }
         self.rk.set(self.c, t0, x, *h);
         if restart {
             *h = self.rk.first_step(self.c).min(*h);

@@ -85,6 +85,12 @@ pub struct Integrator<M: Model> {
     x: Vec<f64>,
     /// The dense-output states at a crossing, should landing on it fail.
     fallback: Vec<f64>,
+    /// Set by the instance before an integration: nothing (an input, a state) changed since
+    /// the last one ended, so a stiff segment may go on with the BDF's order and history, and
+    /// a non-stiff one that paused with the explicit method's state.
+    pub continues: bool,
+    /// Where the last segment paused (for an intermediate update), if it did.
+    paused_at: Option<f64>,
 }
 
 impl<M: Model> Integrator<M> {
@@ -109,10 +115,12 @@ impl<M: Model> Integrator<M> {
                 rtol,
                 rtol * ATOL_PER_RTOL,
             ),
-            bdf: Box::new(Bdf { rebuild }),
+            bdf: Box::new(Bdf::new(rebuild)),
             rtol,
             x: vec![0.0; M::STATES],
             fallback: vec![0.0; M::STATES],
+            continues: false,
+            paused_at: None,
         }
     }
 
@@ -127,6 +135,11 @@ impl<M: Model> Integrator<M> {
         c.inputs.tc = tc;
         c.inputs.ramps.clear();
         c.inputs.ramps.extend(ramps);
+    }
+
+    /// Where the last segment paused (for an intermediate update), if it did.
+    pub fn paused_at(&self) -> Option<f64> {
+        self.paused_at
     }
 
     /// Sets the inputs of `model` to their values at `t` on the current ramps.
@@ -165,7 +178,17 @@ impl<M: Model> Integrator<M> {
         let mut stats = StepStats::default();
         let mut segments = 0;
         let mut t = t0;
-        let mut restart = self.settle(model, t0, t1, h, &mut log)?;
+        // Going on from a pause with nothing changed: no input jumped, so no mode to settle (an
+        // event update there, at no crossing, would be one the run without the pause does not
+        // make).
+        let resumed = self.continues && self.paused_at == Some(t0);
+        let mut restart = if resumed {
+            false
+        } else {
+            self.settle(model, t0, t1, h, &mut log)?
+        };
+        // Only the first segment can go on from the last integration: the others follow events.
+        let mut continues = std::mem::take(&mut self.continues) && !restart;
         while t1 - t > time_epsilon(t1) {
             let time_event = model.next_time_event(t).filter(|&te| te > t && te < t1);
             let t_stop = time_event.unwrap_or(t1);
@@ -173,8 +196,8 @@ impl<M: Model> Integrator<M> {
                 .pause
                 .as_mut()
                 .map(|p| &mut **p as &mut dyn FnMut(f64) -> bool);
-            let end = self.segment(model, t, t_stop, h, restart, pause)?;
-            restart = false;
+            let end = self.segment(model, t, t_stop, h, restart, continues, pause)?;
+            (restart, continues) = (false, false);
             t = match end {
                 SegmentEnd::Paused(tp) => {
                     self.apply_inputs(model, tp);
@@ -257,7 +280,9 @@ impl<M: Model> Integrator<M> {
     }
 
     /// Integrates from `t0` to `t1` or to the first crossing that changes a mode; leaves the
-    /// states there in `model`.
+    /// states there in `model`. With `continues`, a stiff segment goes on with the BDF state
+    /// the last one ended with at `t0`, in its coordinates (the angles' offsets kept).
+    #[allow(clippy::too_many_arguments)]
     fn segment(
         &mut self,
         model: &mut M,
@@ -265,6 +290,7 @@ impl<M: Model> Integrator<M> {
         t1: f64,
         h: &mut f64,
         restart: bool,
+        continues: bool,
         pause: Pause,
     ) -> Result<SegmentEnd, StepError> {
         if M::STATES == 0 || t1 - t0 <= time_epsilon(t1) {
@@ -272,19 +298,30 @@ impl<M: Model> Integrator<M> {
             return Ok(SegmentEnd::Reached);
         }
         model.get_states(&mut self.x);
+        let stiff = model.stiff();
+        let paused_at = self.paused_at.take();
+        let continuing = continues
+            && if stiff {
+                self.bdf.can_continue(t0)
+            } else {
+                paused_at == Some(t0)
+            };
         {
-            // The integrators see the model's parameters, modes and inputs as they are now.
+            // The integrators see the model's parameters, modes and inputs as they are now;
+            // going on, nothing changed, and the working copy is as the last segment left it
+            // (the warm starts of the iterations some models make are part of it).
             let mut c = self.context.borrow_mut();
-            c.model.clone_from(model);
-            c.offset.fill(0.0);
-            for i in 0..M::STATES {
-                if M::is_angle(i) {
-                    c.offset[i] = self.x[i];
+            if !continuing {
+                c.model.clone_from(model);
+                c.offset.fill(0.0);
+                for i in 0..M::STATES {
+                    if M::is_angle(i) {
+                        c.offset[i] = self.x[i];
+                    }
                 }
             }
             c.solver_states(&mut self.x);
         }
-        let stiff = model.stiff();
         let probe: &M = model;
         let (x, context) = (&mut self.x, &self.context);
         // Should diffsol panic (it unwraps some internal errors), or the model, that is a
@@ -294,7 +331,7 @@ impl<M: Model> Integrator<M> {
             if stiff {
                 let mut changes =
                     |t: f64, x: &[f64]| changes_mode(probe, &mut context.borrow_mut(), t, x);
-                self.bdf.run(t0, t1, x, h, &mut changes, pause)
+                self.bdf.run(t0, t1, x, h, &mut changes, pause, continuing)
             } else {
                 let mut explicit = Explicit {
                     rk: &mut self.rk,
@@ -303,11 +340,15 @@ impl<M: Model> Integrator<M> {
                     fallback: &mut self.fallback,
                     steps: 0,
                     proposal: f64::NAN,
+                    resumes: continuing,
                 };
                 run(&mut explicit, t0, t1, x, h, restart, pause)
             }
         }));
         let end = run.unwrap_or_else(|panic| Err(solver_panicked(t0, panic.as_ref())))?;
+        if let SegmentEnd::Paused(t) = end {
+            self.paused_at = Some(t);
+        }
         self.context.borrow().model_states(&mut self.x);
         model.set_states(&self.x);
         Ok(end)

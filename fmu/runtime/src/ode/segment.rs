@@ -116,6 +116,7 @@ impl<M: Model> Context<M> {
 }
 
 /// How a segment ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SegmentEnd {
     /// At its end time.
     Reached,
