@@ -539,10 +539,10 @@ impl<M: Model> Instance<M> {
         }
         // A value set to what it was changes nothing the integration depends on (importers
         // set every input at every communication point).
-        let mut moved = false;
+        let mut moved = !self.untouched;
         for (vr, value) in vrs.iter().zip(values) {
             if let Access::Real { get, set } = self.setters[*vr as usize].access {
-                moved |= get(&self.model).to_bits() != value.to_bits();
+                moved = moved || get(&self.model).to_bits() != value.to_bits();
                 set(&mut self.model, *value);
             }
         }
@@ -555,7 +555,7 @@ impl<M: Model> Instance<M> {
             }
         }
         self.dirty = true;
-        self.untouched &= !moved;
+        self.untouched = !moved;
         self.jacobian.changed();
         Ok(OK)
     }
@@ -565,15 +565,15 @@ impl<M: Model> Instance<M> {
         for (vr, value) in vrs.iter().zip(values) {
             self.accept(*vr, f64::from(*value), false, phase)?;
         }
-        let mut moved = false;
+        let mut moved = !self.untouched;
         for (vr, value) in vrs.iter().zip(values) {
             if let Access::Integer { get, set } = self.setters[*vr as usize].access {
-                moved |= get(&self.model) != *value;
+                moved = moved || get(&self.model) != *value;
                 set(&mut self.model, *value);
             }
         }
         self.dirty = true;
-        self.untouched &= !moved;
+        self.untouched = !moved;
         self.jacobian.changed();
         Ok(OK)
     }
