@@ -36,7 +36,8 @@ pub(super) fn report(
         None => format!(
             "Written by `cargo xtask mutants` (cargo-mutants {CARGO_MUTANTS_VERSION}): at most \
              {} mutants per crate of `fmu/`, drawn with seed {}. Stage 1 runs the tests of the \
-             mutated crate and of every `fmu/` crate that depends on it (in-process); a mutant \
+             mutated crate and of every `fmu/` crate that depends on it (in-process), first on \
+             the unmutated tree (a failing baseline fails the run); a mutant \
              it misses is packaged (linux64) and meets the packaged-FMU suite (`cargo test -p \
              fmu-harness`, stage 2). Score = caught / (caught + missed), with its 95 % Wilson \
              interval (finite-population corrected: exact when every mutant was tested); \

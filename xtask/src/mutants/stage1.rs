@@ -39,16 +39,28 @@ pub(super) fn stage1(
         mutants.len(),
         tests.join(", ")
     );
-    // Exit status 2 (missed mutants) and 3 (timeouts) are results, read from outcomes.json.
+    // Exit status 2 (missed mutants) and 3 (timeouts) are results, read from outcomes.json; 4
+    // is the baseline failing: the tree copy's tests fail before any mutation, and no mutant
+    // run can tell anything.
     let status = crate::stages::status(&mut command)?;
+    if status.code() == Some(BASELINE_FAILED) {
+        return Err(format!(
+            "mutants: the tests of {} fail in the tree copy before any mutation (cargo mutants' baseline; its log: {})",
+            tests.join(", "),
+            out.join("mutants.out/log").display()
+        ));
+    }
     let outcomes = read_outcomes(&out, package, mutants)
         .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
     std::fs::write(&stamp, stamp_of(tree, STAGE1, mutants)).map_err(|e| e.to_string())?;
     Ok(outcomes)
 }
 
+/// cargo-mutants' exit status when the tests fail on the unmutated tree.
+pub(super) const BASELINE_FAILED: i32 = 4;
+
 /// cargo-mutants on `mutants` of `package` in place in the tree copy, with the tests of `tests`,
-/// its results in `out`.
+/// its results in `out`: a baseline run of the tests first, on the unmutated tree.
 pub(super) fn stage1_command(
     tool: &Path,
     tree: &Path,
@@ -59,13 +71,7 @@ pub(super) fn stage1_command(
 ) -> Command {
     let mut command = Command::new(tool);
     command
-        .args([
-            "mutants",
-            "--in-place",
-            "--no-shuffle",
-            "--baseline",
-            "skip",
-        ])
+        .args(["mutants", "--in-place", "--no-shuffle"])
         .args(["--timeout", "300", "--build-timeout", "900"])
         .args(["--package", package])
         .arg("--test-package")
