@@ -3,20 +3,6 @@
 
 use super::*;
 
-/// The FMU's exact derivatives (`fmi2GetDirectionalDerivative`) at the probed points, for an
-/// FMU that provides them.
-/// - Each entry against central differences of the FMU's own values with Richardson
-///   extrapolation (error O(h^4)) at the steps in `STEPS`, then against one-sided ones (O(h^3))
-///   on either side: the first that agrees within [`AGREE`] relative ends the search. Differences
-///   have a best step between truncation and rounding (a kink of `abs` or of a clipped tension
-///   that a large step crosses); at a kink (a loss's quadrant switch) and at the edge of a
-///   known's range only one side's differences exist. A wrong derivative agrees with none.
-/// - Relative to the entry, or to what the differences cannot resolve below: 1e-8 of the
-///   largest value among the unknowns of its unit, per unit of the known (a support torque that
-///   is the small sum of two large torques), and the probe's zero.
-/// - Each entry's magnitude times its known's scale is recorded as the probe records a move,
-///   so the same rule judges it: nonzero where undeclared, or declared and never nonzero, is a
-///   mismatch.
 /// Where the search over the steps ends: an entry and differences that agree within this,
 /// relatively.
 const AGREE: f64 = 1e-8;
@@ -27,6 +13,21 @@ const AGREE: f64 = 1e-8;
 /// magnitude more.
 const LIMIT: f64 = 3e-8;
 
+/// The FMU's exact derivatives (`fmi2GetDirectionalDerivative`) at the probed points, for an
+/// FMU that provides them.
+/// - Each entry against central differences of the FMU's own values with Richardson
+///   extrapolation (error O(h^4)) at the steps in `STEPS`, then against one-sided ones (O(h^3))
+///   on either side: the first that agrees within [`AGREE`] relative ends the search, and an
+///   entry fails where none comes within [`LIMIT`]. Differences
+///   have a best step between truncation and rounding (a kink of `abs` or of a clipped tension
+///   that a large step crosses); at a kink (a loss's quadrant switch) and at the edge of a
+///   known's range only one side's differences exist. A wrong derivative agrees with none.
+/// - Relative to the entry, or to what the differences cannot resolve below: 1e-8 of the
+///   largest value among the unknowns of its unit, per unit of the known (a support torque that
+///   is the small sum of two large torques), and the probe's zero.
+/// - Each entry's magnitude times its known's scale is recorded as the probe records a move,
+///   so the same rule judges it: nonzero where undeclared, or declared and never nonzero, is a
+///   mismatch.
 pub(crate) struct Exact {
     /// Positions of the Real unknowns among the probe's unknowns.
     real: Vec<usize>,
