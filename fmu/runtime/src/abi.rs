@@ -21,16 +21,17 @@ pub(crate) unsafe fn directional_at_once<M: Model>(
     seed: *const f64,
     sensitivity: *mut f64,
 ) -> bool {
-    let parts = (
-        slice_if(unknowns, n_unknowns),
-        slice_if(knowns, n_knowns),
-        slice_if(seed, n_knowns),
-        slice_mut_if(sensitivity, n_unknowns),
-    );
-    let (Some(u), Some(k), Some(s), Some(out)) = parts else {
+    // One branch for the four pointers (`|`, not `||`): a NULL one, even with a length of 0,
+    // takes the full path.
+    if unknowns.is_null() | knowns.is_null() | seed.is_null() | sensitivity.is_null() {
         return false;
-    };
-    inst.directional_at_once(u, k, s, out)
+    }
+    inst.directional_at_once(
+        std::slice::from_raw_parts(unknowns, n_unknowns),
+        std::slice::from_raw_parts(knowns, n_knowns),
+        std::slice::from_raw_parts(seed, n_knowns),
+        std::slice::from_raw_parts_mut(sensitivity, n_unknowns),
+    )
 }
 
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
