@@ -55,7 +55,7 @@ struct Current {
 
 thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
-    /// Past this instant, a command this thread runs is stopped (`status_before`).
+    /// Past this instant, a command this thread runs is stopped ([`within`]).
     static DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
 }
 
@@ -68,17 +68,6 @@ pub fn note(text: String) {
     });
 }
 
-/// Runs `cmd` as `status` does, but stops it and every process it started at `deadline`;
-/// true if it ran to its end and succeeded, false if it was stopped. Every command that `f`
-/// runs through `run` is bound by the same deadline (`within`).
-pub fn status_before(cmd: &mut Command, deadline: Instant) -> Result<bool, String> {
-    within(deadline, || match status(cmd) {
-        Ok(s) => Ok(s.success() || s.code().is_some()),
-        Err(e) if e.contains(STOPPED) => Ok(false),
-        Err(e) => Err(e),
-    })
-}
-
 /// Runs `f` with every command it starts stopped at `deadline` (an error that contains
 /// `STOPPED`).
 pub fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
@@ -86,6 +75,11 @@ pub fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     let result = f();
     DEADLINE.with(|d| d.set(before));
     result
+}
+
+/// The deadline commands run under now ([`within`]), if any.
+pub fn deadline() -> Option<Instant> {
+    DEADLINE.with(|d| d.get())
 }
 
 /// What a command stopped at its deadline fails with.

@@ -5,8 +5,14 @@
 //! runs, for a mutant in crate P, the tests of P and of every `fmu/` crate that depends on P
 //! (debug build, models in-process: seconds per mutant). Stage 2: a mutant that stage 1 missed is
 //! applied again, the FMUs it reaches are packaged (linux64) and the packaged-FMU suite
-//! (`cargo test --release -p fmu-harness`) runs; a failure there catches it. A mutant missed by
-//! both is either killed by a new test or argued equivalent in `xtask/mutants-equivalent.txt`.
+//! (`cargo test --release -p fmu-harness`) runs; a failed test there catches it. Each stage
+//! runs its tests on the unmutated tree copy first (its baseline): if they fail there, the run
+//! fails. A mutant for which the suite fails without a test failing (an FMU refused, say) is
+//! not judged, and neither caught nor missed; one whose packaging and suite take over
+//! [`stage2`]'s limit is a timeout. A mutant missed by both stages is either killed by a new
+//! test or argued equivalent in `xtask/mutants-equivalent.txt`. In diff mode the report also
+//! names each changed function no test judged a mutant of, with why (none listed, not drawn,
+//! untested within the budget, ...).
 //!
 //! The whole set does not fit on two cores in one sitting, so the full run draws at most
 //! `--sample N` mutants per crate with a fixed `--seed`, and gives each crate's score
@@ -58,6 +64,9 @@ enum Outcome {
     Equivalent,
     Timeout,
     Unviable,
+    /// The packaged-FMU suite failed without a test failing (an FMU it refused, say): no test
+    /// judged the mutant, so it is neither caught nor missed, and a diff run fails on it.
+    Unjudged,
 }
 
 struct Options {
@@ -140,16 +149,22 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
     for m in all {
         by_crate.entry(m.package.clone()).or_default().push(m);
     }
-    let population: BTreeMap<String, usize> =
-        by_crate.iter().map(|(k, v)| (k.clone(), v.len())).collect();
     let dependents = dependents(&tree)?;
     let mut results: BTreeMap<String, Vec<(Mutant, Outcome)>> = BTreeMap::new();
     let mut queue = Vec::new();
     let mut rng = SplitMix(o.seed);
     for (package, mutants) in &by_crate {
-        // A change of hundreds of lines is sampled too, to stay inside CI's time. Every crate
-        // draws in turn, so that `--crate` tests the sample of the whole run.
-        let chosen = sample(mutants, o.sample, &mut rng);
+        // Every crate draws in turn, so that `--crate` tests the sample of the whole run. The
+        // mutants of a change are taken in the order that tells most (one of each changed
+        // function before a second of any), not drawn: a function left out is left out last.
+        let drawn = sample(mutants, o.sample, &mut rng);
+        let chosen = match o.diff {
+            Some(_) => stage1::informative_order(mutants.clone())
+                .into_iter()
+                .take(o.sample)
+                .collect(),
+            None => drawn,
+        };
         if !o.crates.is_empty() && !o.crates.contains(package) {
             continue;
         }
@@ -168,9 +183,11 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
         }
     }
     if let Some(deadline) = deadline {
+        let mut passed = BTreeSet::new();
         for m in stage1::informative_order(queue) {
             let tests = dependents.get(&m.package).cloned().unwrap_or_default();
-            let outcome = stage1::stage1_before(&tool, &tree, &tests, &m, o.keep, deadline)?;
+            let outcome =
+                stage1::stage1_before(&tool, &tree, &tests, &m, o.keep, deadline, &mut passed)?;
             results
                 .entry(m.package.clone())
                 .or_default()
@@ -196,7 +213,13 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
         }
         other => other?,
     }
-    let report = report::report(&results, &population, &o);
+    let changed = match &diff_file {
+        Some(d) => Some(changed_functions(
+            &std::fs::read_to_string(d).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
+    let report = report::report(&results, &by_crate, changed.as_ref(), &o);
     std::fs::write(root.join("target/mutants/report.md"), &report).map_err(|e| e.to_string())?;
     println!("{report}");
     if o.diff.is_none() && o.crates.is_empty() {
@@ -220,21 +243,26 @@ pub fn mutants(args: &[String]) -> Result<(), String> {
             untested.len()
         ));
     }
-    // In diff mode a missed mutant fails the run; one the budget left untested is listed.
-    let missed: Vec<&str> = results
-        .values()
-        .flatten()
-        .filter(|(_, o)| {
-            *o == Outcome::Missed || (*o == Outcome::NotPackaged && deadline.is_none())
-        })
-        .map(|(m, _)| m.name.as_str())
-        .collect();
-    if o.diff.is_some() && !missed.is_empty() {
+    // In diff mode a missed mutant fails the run, and so does one no test could judge; one
+    // the budget left untested is listed.
+    let failing = |k: &dyn Fn(Outcome) -> bool| -> Vec<&str> {
+        let all = results.values().flatten();
+        all.filter(|(_, o)| k(*o))
+            .map(|(m, _)| m.name.as_str())
+            .collect()
+    };
+    let missed =
+        failing(&|o| o == Outcome::Missed || (o == Outcome::NotPackaged && deadline.is_none()));
+    let unjudged = failing(&|o| o == Outcome::Unjudged);
+    if o.diff.is_some() && !(missed.is_empty() && unjudged.is_empty()) {
         return Err(format!(
             "mutants: {} mutant(s) of the changed lines survive every test (kill them with a test \
-             of the behaviour, or argue them equivalent in xtask/mutants-equivalent.txt):\n{}",
+             of the behaviour, or argue them equivalent in xtask/mutants-equivalent.txt):\n{}\n\
+             {} mutant(s) no test judged (the packaged suite failed without a test failing):\n{}",
             missed.len(),
-            missed.join("\n")
+            missed.join("\n"),
+            unjudged.len(),
+            unjudged.join("\n")
         ));
     }
     Ok(())
@@ -307,8 +335,14 @@ fn sync_tree(root: &Path) -> Result<PathBuf, String> {
 }
 
 fn write_diff(root: &Path, rev: &str) -> Result<PathBuf, String> {
+    // Git's Rust driver names the function each hunk is in, in the hunk's header.
+    let attributes = root.join("target/mutants/rust.gitattributes");
+    std::fs::create_dir_all(attributes.parent().expect("parent")).map_err(|e| e.to_string())?;
+    std::fs::write(&attributes, "*.rs diff=rust\n").map_err(|e| e.to_string())?;
     let diff = crate::stages::stdout_of(
         Command::new("git")
+            .arg("-c")
+            .arg(format!("core.attributesFile={}", attributes.display()))
             .args(["diff", "--no-ext-diff", rev, "--", "fmu"])
             .current_dir(root),
         &format!("git diff {rev}"),
@@ -351,6 +385,31 @@ fn list(tool: &Path, tree: &Path, diff: Option<&Path>) -> Result<Vec<Mutant>, St
             genre: field(m, "genre"),
         })
         .collect())
+}
+
+/// The functions a diff changes, by file: those its hunks are in (named in their headers) and
+/// those it adds or edits a signature of.
+fn changed_functions(diff: &str) -> BTreeSet<(String, String)> {
+    let name_after_fn = |line: &str| {
+        let rest = line.split_once("fn ")?.1;
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        (!name.is_empty()).then_some(name)
+    };
+    let (mut file, mut changed) = (String::new(), BTreeSet::new());
+    for line in diff.lines() {
+        if let Some(path) = line.strip_prefix("+++ b/") {
+            file = path.to_string();
+        } else if let Some(header) = line.strip_prefix("@@") {
+            let context = header.split_once("@@").map_or("", |(_, c)| c);
+            changed.extend(name_after_fn(context).map(|f| (file.clone(), f)));
+        } else if line.starts_with('+') || line.starts_with('-') {
+            changed.extend(name_after_fn(line).map(|f| (file.clone(), f)));
+        }
+    }
+    changed
 }
 
 /// `xtask/mutants-equivalent.txt`: the names of mutants argued equivalent (each after a `#`
@@ -489,6 +548,20 @@ mod tests {
         assert!((lo - 0.9).abs() < 1e-12 && (hi - 0.9).abs() < 1e-12);
         let (lo, hi) = interval(36, 40, 4000);
         assert!(lo < 0.8 && hi > 0.95, "{lo} {hi}");
+    }
+
+    #[test]
+    fn the_changed_functions_are_read_from_the_diff() {
+        let diff = "+++ b/fmu/runtime/src/abi.rs\n@@ -21,6 +21,7 @@ pub(crate) unsafe fn at_once<M: Model>(\n-    old\n+    new\n+++ b/fmu/gear/src/lib.rs\n@@ -1,2 +1,4 @@\n+fn added(x: f64) -> f64 {\n";
+        let changed: Vec<(String, String)> = changed_functions(diff).into_iter().collect();
+        let named = |f: &str, n: &str| (f.to_string(), n.to_string());
+        assert_eq!(
+            changed,
+            [
+                named("fmu/gear/src/lib.rs", "added"),
+                named("fmu/runtime/src/abi.rs", "at_once")
+            ]
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{regex_escape, sync_tree, Mutant, Outcome, STAGE1};
 use crate::root;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -44,11 +44,7 @@ pub(super) fn stage1(
     // run can tell anything.
     let status = crate::stages::status(&mut command)?;
     if status.code() == Some(BASELINE_FAILED) {
-        return Err(format!(
-            "mutants: the tests of {} fail in the tree copy before any mutation (cargo mutants' baseline; its log: {})",
-            tests.join(", "),
-            out.join("mutants.out/log").display()
-        ));
+        return Err(baseline_failed(tests, &out));
     }
     let outcomes = read_outcomes(&out, package, mutants)
         .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
@@ -58,6 +54,15 @@ pub(super) fn stage1(
 
 /// cargo-mutants' exit status when the tests fail on the unmutated tree.
 pub(super) const BASELINE_FAILED: i32 = 4;
+
+/// The error of a baseline that failed: no mutant run can tell anything.
+fn baseline_failed(tests: &[String], out: &Path) -> String {
+    format!(
+        "mutants: the tests of {} fail in the tree copy before any mutation (cargo mutants' baseline; its log: {})",
+        tests.join(", "),
+        out.join("mutants.out/log").display()
+    )
+}
 
 /// cargo-mutants on `mutants` of `package` in place in the tree copy, with the tests of `tests`,
 /// its results in `out`: a baseline run of the tests first, on the unmutated tree.
@@ -116,7 +121,9 @@ pub(super) fn informative_order(mutants: Vec<Mutant>) -> Vec<Mutant> {
 }
 
 /// Stage 1 of one mutant (`--budget`), stopped if it runs past `deadline`: then `Untested`.
-/// Its outcome is kept per mutant, so a rerun on the same sources reuses it.
+/// Its outcome is kept per mutant, so a rerun on the same sources reuses it. The first mutant
+/// tested with a set of tests runs their baseline (a failing one fails the run, naming its
+/// log); the others skip it (`passed`: the sets whose baseline passed).
 pub(super) fn stage1_before(
     tool: &Path,
     tree: &Path,
@@ -124,6 +131,7 @@ pub(super) fn stage1_before(
     m: &Mutant,
     keep: bool,
     deadline: Instant,
+    passed: &mut BTreeSet<Vec<String>>,
 ) -> Result<Outcome, String> {
     let out = tree
         .join("../out/one")
@@ -144,13 +152,27 @@ pub(super) fn stage1_before(
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let mut command = stage1_command(tool, tree, &m.package, tests, one, &out);
-    eprintln!("xtask: mutants: stage 1: {}", m.name);
-    if !crate::stages::status_before(&mut command, deadline)? {
-        // Stopped mid-mutant: cargo-mutants mutates in place, so put the sources back.
-        sync_tree(&root())?;
-        return Ok(Outcome::Untested);
+    let baseline = !passed.contains(tests);
+    if !baseline {
+        command.args(["--baseline", "skip"]);
     }
-    let outcomes = read_outcomes(&out, &m.package, one)?;
+    eprintln!("xtask: mutants: stage 1: {}", m.name);
+    let status = match crate::stages::within(deadline, || crate::stages::status(&mut command)) {
+        Err(e) if e.contains(crate::stages::STOPPED) => {
+            // Stopped mid-mutant: cargo-mutants mutates in place, so put the sources back.
+            sync_tree(&root())?;
+            return Ok(Outcome::Untested);
+        }
+        other => other?,
+    };
+    if status.code() == Some(BASELINE_FAILED) {
+        return Err(baseline_failed(tests, &out));
+    }
+    if baseline {
+        passed.insert(tests.to_vec());
+    }
+    let outcomes = read_outcomes(&out, &m.package, one)
+        .map_err(|e| format!("{e} (cargo mutants: {status})"))?;
     std::fs::write(&stamp, stamp_of(tree, STAGE1, one)).map_err(|e| e.to_string())?;
     Ok(outcomes[0].1)
 }

@@ -52,11 +52,11 @@ pub(super) fn stage2(
             continue;
         }
         let record = tree.join("../out").join(package).join("stage2");
-        let stamp = stamp_of(tree, STAGE2, &missed);
-        let caught: BTreeSet<String> = match std::fs::read_to_string(&record) {
+        let stamp = format!("{RECORD} {}", stamp_of(tree, STAGE2, &missed));
+        let judged: BTreeMap<String, Outcome> = match std::fs::read_to_string(&record) {
             Ok(text) if keep || text.lines().next() == Some(stamp.as_str()) => {
                 eprintln!("xtask: mutants: stage 2 of {package}: from the run on these sources");
-                text.lines().skip(1).map(str::to_string).collect()
+                text.lines().skip(1).filter_map(read_judged).collect()
             }
             _ if deadline.is_some_and(|d| Instant::now() > d) => {
                 eprintln!("xtask: mutants: stage 2 of {package}: not run, the budget is spent");
@@ -71,11 +71,12 @@ pub(super) fn stage2(
                 let mut attempt = || {
                     if !packaged_all {
                         xtask(tree, &["package", "--host-only"])?;
+                        baseline(tree, &models.values().collect::<Vec<_>>())?;
                         packaged_all = true;
                     }
                     packaged(tree, &missed, &reached, before, &mut touched)
                 };
-                let caught = match attempt() {
+                let judged = match attempt() {
                     Err(e) if e.contains(crate::stages::STOPPED) => {
                         eprintln!(
                             "xtask: mutants: stage 2 of {package}: stopped, the budget is spent"
@@ -91,16 +92,16 @@ pub(super) fn stage2(
                     other => other?,
                 };
                 let text = std::iter::once(stamp.clone())
-                    .chain(caught.iter().cloned())
+                    .chain(judged.iter().map(|(name, o)| format!("{o:?} {name}")))
                     .collect::<Vec<_>>()
                     .join("\n");
                 std::fs::write(&record, text).map_err(|e| e.to_string())?;
-                caught
+                judged
             }
         };
         for (m, outcome) in outcomes.iter_mut() {
-            if caught.contains(&m.name) {
-                *outcome = Outcome::CaughtPackaged;
+            if let Some(o) = judged.get(&m.name) {
+                *outcome = *o;
             }
         }
     }
@@ -108,42 +109,97 @@ pub(super) fn stage2(
     backdate(&touched, SystemTime::now())
 }
 
-/// The names of `missed` that the packaged suite catches, each applied in turn to the tree
-/// copy, the FMUs it `reached` packaged, the suite run, the source restored.
+/// The first line of a stage 2 record: its format, then the stamp of what it judged.
+const RECORD: &str = "stage2-v2";
+
+/// A line of a stage 2 record: an outcome (`CaughtPackaged`, `Unjudged`, `Timeout`) and a
+/// mutant's name.
+fn read_judged(line: &str) -> Option<(String, Outcome)> {
+    let (outcome, name) = line.split_once(' ')?;
+    let outcome = match outcome {
+        "CaughtPackaged" => Outcome::CaughtPackaged,
+        "Unjudged" => Outcome::Unjudged,
+        "Timeout" => Outcome::Timeout,
+        _ => return None,
+    };
+    Some((name.to_string(), outcome))
+}
+
+/// How long one mutant's packaging and suite may take (both take about three minutes here
+/// together): past it, the mutant is a timeout, as in stage 1.
+const MUTANT_LIMIT: Duration = Duration::from_secs(15 * 60);
+
+/// The packaged-FMU suite on the unmutated tree copy, every model's FMUs packaged: it must
+/// pass, or no mutant's failure there would tell anything.
+fn baseline(tree: &Path, models: &[&String]) -> Result<(), String> {
+    eprintln!("xtask: mutants: stage 2: the baseline, the suite on the unmutated tree copy");
+    match packaged_suite(tree, models)? {
+        Verdict::Passed => Ok(()),
+        v => Err(format!(
+            "mutants: the packaged-FMU suite fails in the tree copy before any mutation ({v:?}; its output is in the log above): no mutant of stage 2 can be judged"
+        )),
+    }
+}
+
+/// What the packaged suite makes of each of `missed` that it does not pass (caught, not
+/// judged, a timeout), each applied in turn to the tree copy, the FMUs it `reached`
+/// packaged, the suite run, the source restored.
 fn packaged(
     tree: &Path,
     missed: &[Mutant],
     reached: &[&String],
     before: SystemTime,
     touched: &mut BTreeSet<PathBuf>,
-) -> Result<BTreeSet<String>, String> {
-    let mut caught = BTreeSet::new();
+) -> Result<BTreeMap<String, Outcome>, String> {
+    let mut judged = BTreeMap::new();
     for m in missed {
         let file = tree.join(&m.file);
         let original = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
         std::fs::write(&file, apply(&original, &m.diff)?).map_err(|e| e.to_string())?;
         touched.insert(file.clone());
-        let suite = package_models(tree, reached).and_then(|()| {
-            backdate(touched, before)?;
-            eprintln!("xtask: mutants: stage 2: {}", m.name);
-            packaged_suite(tree, reached)
+        let budget = crate::stages::deadline();
+        let limit = Instant::now() + MUTANT_LIMIT;
+        let suite = crate::stages::within(budget.map_or(limit, |b| b.min(limit)), || {
+            package_models(tree, reached).and_then(|()| {
+                backdate(touched, before)?;
+                eprintln!("xtask: mutants: stage 2: {}", m.name);
+                packaged_suite(tree, reached)
+            })
         });
         std::fs::write(&file, &original).map_err(|e| e.to_string())?;
-        match suite? {
+        let verdict = match suite {
+            // Past its own limit, not the budget's: a timeout.
+            Err(e)
+                if e.contains(crate::stages::STOPPED)
+                    && budget.is_none_or(|b| Instant::now() < b) =>
+            {
+                eprintln!(
+                    "xtask: mutants: stage 2: {}: past {MUTANT_LIMIT:?}, a timeout",
+                    m.name
+                );
+                judged.insert(m.name.clone(), Outcome::Timeout);
+                continue;
+            }
+            other => other?,
+        };
+        match verdict {
             Verdict::Failed => {
-                caught.insert(m.name.clone());
+                judged.insert(m.name.clone(), Outcome::CaughtPackaged);
             }
             Verdict::Passed => {}
-            Verdict::Broken => eprintln!(
-                "xtask: mutants: stage 2: {}: the suite failed without a test failing (see the log above): not counted as caught",
-                m.name
-            ),
+            Verdict::Broken => {
+                eprintln!(
+                    "xtask: mutants: stage 2: {}: the suite failed without a test failing (see the log above): not judged",
+                    m.name
+                );
+                judged.insert(m.name.clone(), Outcome::Unjudged);
+            }
         }
     }
     // The restored sources, packaged again, so that the next crate's FMUs are the truth.
     package_models(tree, reached)?;
     backdate(touched, before)?;
-    Ok(caught)
+    Ok(judged)
 }
 
 fn package_models(tree: &Path, models: &[&String]) -> Result<(), String> {
@@ -215,6 +271,19 @@ fn verdict(success: bool, output: &str) -> Verdict {
     } else {
         Verdict::Broken
     }
+}
+
+#[cfg(test)]
+#[test]
+fn a_record_reads_back_what_was_judged() {
+    for o in [Outcome::CaughtPackaged, Outcome::Unjudged, Outcome::Timeout] {
+        let name = "fmu/gear/src/lib.rs:3:5: replace * with / in Gear::f";
+        assert_eq!(
+            read_judged(&format!("{o:?} {name}")),
+            Some((name.to_string(), o))
+        );
+    }
+    assert_eq!(read_judged("Missed x"), None);
 }
 
 #[cfg(test)]
