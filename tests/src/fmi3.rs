@@ -368,6 +368,30 @@ impl Instance3<'_> {
         self.set_vr(self.fmu.vr(name), value)
     }
 
+    /// At every intermediate update where a set is requested, each of `inputs` moved by 1 and
+    /// set back: a value changed, so the FMU restarts its integration at every pause, as a
+    /// runtime that restarted there whatever was set would (the fault the tests of "nothing
+    /// set, the run without intermediate variables" guard against, kept as a test).
+    pub fn restart_at_every_pause(&self, inputs: Vec<Vr>) {
+        let (get, set) = (self.api().get_float64, self.api().set_float64);
+        let on_update = move |u: &Update, c: *mut c_void| {
+            if !u.set_requested {
+                return;
+            }
+            let mut v = vec![0.0; inputs.len()];
+            let n = inputs.len();
+            let moved: Vec<f64> = unsafe {
+                assert_eq!(get(c, inputs.as_ptr(), n, v.as_mut_ptr(), n), OK);
+                v.iter().map(|x| x + 1.0).collect()
+            };
+            for values in [&moved, &v] {
+                let status = unsafe { set(c, inputs.as_ptr(), n, values.as_ptr(), n) };
+                assert_eq!(status, OK, "t = {}", u.time);
+            }
+        };
+        *self.env.on_update.lock().unwrap() = Some((Box::new(on_update), self.c));
+    }
+
     pub fn set_vr(&self, vr: Vr, value: f64) -> Status {
         unsafe { (self.api().set_float64)(self.c, &vr, 1, &value, 1) }
     }
