@@ -65,6 +65,46 @@ typedef struct {
     int (*output_derivatives)(Component, const Ref *, size_t, const int *, double *);
 } Api;
 
+/* The plan (fmu_run.c). */
+typedef struct {
+    char guid[128];
+    double tolerance, start, step;
+    size_t steps;
+    size_t n_params, n_inputs, n_outputs;
+    char *param_kind, *input_kind, *output_kind; /* 'R' or 'I' */
+    Ref *param_vr, *input_vr, *output_vr;
+    double *param_value, *input_value; /* input_value[k * n_inputs + i]: input i at step k */
+    /* The inputs split by type, set with one call per type (buffers filled at each step). */
+    size_t n_real_inputs, n_integer_inputs;
+    Ref *real_input_vr, *integer_input_vr;
+    double *real_input;
+    int *integer_input;
+    /* For a Model Exchange importer: the continuous states' and their derivatives' value
+     * references, and the number of event indicators. */
+    size_t n_states, n_indicators;
+    Ref *state_vr, *derivative_vr;
+} Plan;
+
+/* fmu_run.c's helpers, shared with the allocation count. */
+void die(const char *what);
+void *array(size_t n, size_t size);
+void check(int status, const char *call);
+double time_at(const Plan *p, size_t k);
+int set_inputs(const Api *api, Component c, const Plan *p, size_t k);
+void initialize(const Api *api, Component c, const Plan *p);
+void get_outputs(const Api *api, Component c, const Plan *p, double *row);
+extern const Callbacks callbacks;
+
+#ifdef COUNT_ALLOCATIONS
+/* fmu_count.c: the allocation count of the passes after initialization. */
+void count_as_run(int on);
+void count_step_begins(void);
+void count_step_ends(const Api *api, Component c, const Plan *p, size_t k);
+void count_moved(const Api *api, Component c, const Plan *p);
+void count_model_exchange(Library lib, const Api *api, const Plan *p, const char *uri);
+void count_print(void);
+#endif
+
 /* Defined in fmu_run.c; the FMI 3.0 logger counts and prints as the FMI 2.0 one does. */
 extern int verbose;
 extern size_t events; /* logEvents messages since it was last cleared */

@@ -81,6 +81,11 @@ def write_plan(md, sc, path):
                                                     for n in inputs))
     lines.append(f"outputs {len(sc.outputs)}")
     lines += [f"{kind(by_name[n])} {by_name[n].valueReference}" for n in sc.outputs]
+    # For the Model Exchange pass of the allocation count: each state and its derivative.
+    derivatives = [d.variable for d in md.derivatives]
+    lines.append(f"states {len(derivatives)} " + " ".join(
+        f"{d.derivative.valueReference} {d.valueReference}" for d in derivatives))
+    lines.append(f"indicators {md.numberOfEventIndicators or 0}")
     lines.append("values")
     for k in range(steps if inputs else 0):
         lines.append(" ".join(hex_bits(u) for u in sc.input_at(sc.start + k * sc.step)))
@@ -145,26 +150,30 @@ def simulate(platform, fmu, sc, work, *state_args):
         raise RuntimeError(f"fmu_run on {platform} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
     # The count is of the repeat after the reset, which a run from a loaded state has not.
     if platform in ("linux64", "x86_64-linux") and "--load-state" not in state_args:
-        problem = allocation_problem(run.stdout)
+        problem = allocation_problem(run.stdout, fmi2=command == "run")
         if problem:
             raise RuntimeError(problem)
     return read_rows(out, sc.outputs)
 
 
-def allocation_problem(stdout):
-    """What the Linux harness's allocation count says is wrong: a step (the inputs set, the step,
-    the outputs got, events included, logging off) that allocated, or no count at all. None when
-    every step of the counted pass allocated nothing."""
-    m = re.search(r"allocations: (\d+) steps with logging off, (\d+) of them allocated, "
-                  r"first at step (\d+)", stdout)
-    if not m:
-        return "the harness reported no allocation count"
-    counted, allocating, first = (int(g) for g in m.groups())
-    if counted == 0:
-        return "no step counted: the allocation check saw nothing"
-    if allocating:
-        return (f"{allocating} of {counted} steps (set, doStep, get, logging off) allocated "
-                f"heap memory, the first at step {first}")
+def allocation_problem(stdout, fmi2=True):
+    """What the Linux harness's allocation count says is wrong (tests/c/fmu_count.c): a step of
+    one of its passes after initialization that allocated (the inputs set, the step or a Model
+    Exchange round, the outputs and their derivatives got, events included, logging off), or a
+    pass not counted at all. None when every step of every pass allocated nothing."""
+    passes = ["as the scenario runs", "every Real input moved"] + (["Model Exchange"] if fmi2 else [])
+    counts = {m.group(1): tuple(int(g) for g in m.groups()[1:]) for m in re.finditer(
+        r"allocations: ([^:]+): (\d+) steps with logging off, (\d+) of them allocated, "
+        r"first at step (\d+)", stdout)}
+    for what in passes:
+        if what not in counts:
+            return f"the harness reported no allocation count for the pass {what!r}"
+        counted, allocating, first = counts[what]
+        if counted == 0:
+            return f"no step counted in the pass {what!r}: the allocation check saw nothing"
+        if allocating:
+            return (f"{allocating} of {counted} steps of the pass {what!r} (logging off) allocated "
+                    f"heap memory, the first at step {first}")
     return None
 
 

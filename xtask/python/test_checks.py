@@ -325,20 +325,31 @@ class IntegerInputs(unittest.TestCase):
 
 
 class Allocations(unittest.TestCase):
-    def test_steps_that_allocate_nothing_pass(self):
-        self.assertIsNone(platforms.allocation_problem(
-            "allocations: 5000 steps with logging off, 0 of them allocated, first at step 0\n"))
+    PASSES = ("as the scenario runs", "every Real input moved", "Model Exchange")
 
-    def test_an_allocating_step_fails_naming_it(self):
-        problem = platforms.allocation_problem(
-            "allocations: 5000 steps with logging off, 2 of them allocated, first at step 1\n")
-        self.assertIn("2 of 5000", problem)
-        self.assertIn("step 1", problem)
+    def counts(self, allocating=None, steps=5000):
+        return "".join(
+            f"allocations: {what}: {steps} steps with logging off, "
+            f"{2 if what == allocating else 0} of them allocated, "
+            f"first at step {1 if what == allocating else 0}\n" for what in self.PASSES)
+
+    def test_steps_that_allocate_nothing_pass(self):
+        self.assertIsNone(platforms.allocation_problem(self.counts()))
+
+    def test_an_allocating_step_fails_naming_it_and_its_pass(self):
+        for what in self.PASSES:
+            problem = platforms.allocation_problem(self.counts(allocating=what))
+            self.assertIn("2 of 5000", problem)
+            self.assertIn("step 1", problem)
+            self.assertIn(what, problem)
 
     def test_a_missing_or_empty_count_fails(self):
         self.assertIsNotNone(platforms.allocation_problem(""))
-        self.assertIsNotNone(platforms.allocation_problem(
-            "allocations: 0 steps with logging off, 0 of them allocated, first at step 0"))
+        self.assertIsNotNone(platforms.allocation_problem(self.counts(steps=0)))
+        without_me = self.counts().replace("Model Exchange", "something else")
+        self.assertIsNotNone(platforms.allocation_problem(without_me))
+        # FMI 3.0 has no Model Exchange pass.
+        self.assertIsNone(platforms.allocation_problem(without_me, fmi2=False))
 
 
 class Binaries(unittest.TestCase):

@@ -212,13 +212,14 @@ pub fn harness_linux() -> Result<PathBuf, String> {
     run(Command::new("gcc")
         .args(HARNESS_FLAGS)
         .arg("-D_POSIX_C_SOURCE=200809L")
-        // The FMU's malloc resolves to the harness's, which counts (see fmu_run.c).
+        // The FMU's malloc resolves to the harness's, which counts (fmu_count.c).
         .arg("-DCOUNT_ALLOCATIONS")
         .arg("-rdynamic")
         .arg("-o")
         .arg(out.join("fmu_run"))
         .arg(root().join("tests/c/fmu_run.c"))
         .arg(root().join("tests/c/fmu_run3.c"))
+        .arg(root().join("tests/c/fmu_count.c"))
         .args(["-ldl", "-lm"]))?;
     Ok(out)
 }

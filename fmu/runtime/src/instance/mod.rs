@@ -193,7 +193,8 @@ pub struct Instance<M: Model> {
     pub(crate) event_updates: usize,
     /// Model Exchange: the states last set lie outside the model's domain.
     pub(crate) outside: bool,
-    /// Model Exchange: derivatives evaluated to tell that, without allocating each time.
+    /// Model Exchange: room for the derivatives that tell that, and for the event indicators'
+    /// sides and rates (two of each), so that no call allocates.
     pub(crate) scratch: Vec<f64>,
     /// The states before and after an event update: whether it moved them, without allocating.
     pub(crate) event_states: Vec<f64>,
@@ -241,7 +242,7 @@ impl<M: Model> Instance<M> {
             step_size: f64::NAN,
             event_updates: 0,
             outside: false,
-            scratch: Vec::new(),
+            scratch: vec![0.0; 2 * (M::STATES + M::EVENT_INDICATORS)],
             event_states: vec![0.0; 2 * M::STATES],
             input_motion: vec![InputMotion::default(); n],
             event_mode_used: false,
@@ -384,11 +385,9 @@ impl<M: Model> Instance<M> {
         if self.interface == Interface::ModelExchange {
             // An importer's trial states may lie outside the model's domain (a CVT sheave far
             // beyond its travel): there the outputs are not defined, and the getters say so.
-            let mut dx = std::mem::take(&mut self.scratch);
-            dx.resize(M::STATES, 0.0);
-            self.model.derivatives(self.time, &mut dx);
+            let dx = &mut self.scratch[..M::STATES];
+            self.model.derivatives(self.time, dx);
             self.outside = dx.iter().any(|v| !v.is_finite());
-            self.scratch = dx;
         }
         self.dirty = false;
         self.jacobian.changed();

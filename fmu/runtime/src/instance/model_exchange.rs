@@ -86,48 +86,53 @@ impl<M: Model> Instance<M> {
         self.check_count(z.len(), M::EVENT_INDICATORS, "event indicators")?;
         self.initial_values()?;
         let t = self.time;
-        let mut sides = vec![0.0; M::EVENT_INDICATORS];
+        // Room for the sides, the rates and the states moved ahead (`scratch`, made at
+        // instantiation): no call allocates.
+        let mut room = std::mem::take(&mut self.scratch);
+        let (sides, rest) = room.split_at_mut(M::EVENT_INDICATORS);
+        let (rates, moved) = rest.split_at_mut(M::EVENT_INDICATORS);
+        sides.fill(0.0);
         self.model
-            .event_indicators(t, &mut Indicators::with_sides(z, &mut sides));
-        if z.iter().any(|v| !v.is_finite()) {
-            self.outside = true;
-            return Ok(self.defined("the event indicators are"));
-        }
-        if let Some(rates) = self.indicator_rates(t, z) {
+            .event_indicators(t, &mut Indicators::with_sides(z, sides));
+        let defined = z.iter().all(|v| v.is_finite());
+        if defined && self.indicator_rates(t, z, rates, moved) {
             let tau = ROOT_TIME_TOLERANCE * t.abs().max(1.0);
-            for ((z, side), rate) in z.iter_mut().zip(&sides).zip(rates) {
+            for ((z, side), rate) in z.iter_mut().zip(&*sides).zip(&*rates) {
                 *z += side * rate.abs() * tau;
             }
+        }
+        self.scratch = room;
+        if !defined {
+            self.outside = true;
+            return Ok(self.defined("the event indicators are"));
         }
         Ok(OK)
     }
 
-    /// How fast each indicator `z` (at `t`) moves along the model's motion: a forward
-    /// difference over a step of 1e-8 max(|t|, 1) along the derivatives and the inputs' rates
-    /// as the importer sets them, with the modes held. None where that step leaves the
-    /// model's domain.
-    fn indicator_rates(&self, t: f64, z: &[f64]) -> Option<Vec<f64>> {
+    /// How fast each indicator `z` (at `t`) moves along the model's motion, into `rates`: a
+    /// forward difference over a step of 1e-8 max(|t|, 1) along the derivatives and the
+    /// inputs' rates as the importer sets them, with the modes held (`room`: twice the
+    /// states). False where that step leaves the model's domain.
+    fn indicator_rates(&self, t: f64, z: &[f64], rates: &mut [f64], room: &mut [f64]) -> bool {
         let delta = 1e-8 * t.abs().max(1.0);
-        let (mut x, mut dx) = (vec![0.0; M::STATES], vec![0.0; M::STATES]);
-        self.model.get_states(&mut x);
-        self.model.derivatives(t, &mut dx);
-        x.iter_mut().zip(&dx).for_each(|(x, dx)| *x += delta * dx);
+        let (x, dx) = room[..2 * M::STATES].split_at_mut(M::STATES);
+        self.model.get_states(x);
+        self.model.derivatives(t, dx);
+        x.iter_mut().zip(&*dx).for_each(|(x, dx)| *x += delta * dx);
         let mut ahead = self.model.clone();
-        ahead.set_states(&x);
+        ahead.set_states(x);
         for (v, motion) in self.vars.iter().zip(&self.input_motion) {
             if let (Access::Real { get, set }, true) = (&v.access, motion.rate != 0.0) {
                 let u = get(&ahead);
                 set(&mut ahead, u + delta * motion.rate);
             }
         }
-        let mut z_ahead = vec![0.0; z.len()];
-        ahead.event_indicators(t + delta, &mut Indicators::new(&mut z_ahead));
-        let rates: Vec<f64> = z_ahead
-            .iter()
-            .zip(z)
-            .map(|(a, z)| (a - z) / delta)
-            .collect();
-        rates.iter().all(|r| r.is_finite()).then_some(rates)
+        rates.fill(0.0);
+        ahead.event_indicators(t + delta, &mut Indicators::new(rates));
+        for (r, z) in rates.iter_mut().zip(z) {
+            *r = (*r - z) / delta;
+        }
+        rates.iter().all(|r| r.is_finite())
     }
 
     /// Logs a warning for an indicator left at exactly zero by a converged event iteration: a
@@ -144,12 +149,10 @@ impl<M: Model> Instance<M> {
 
     /// The first event indicator that is exactly zero now, if any.
     fn indicator_at_zero(&mut self, t: f64) -> Option<usize> {
-        let mut z = std::mem::take(&mut self.scratch);
-        z.resize(M::EVENT_INDICATORS, 1.0);
-        self.model.event_indicators(t, &mut Indicators::new(&mut z));
-        let zero = z.iter().position(|z| *z == 0.0);
-        self.scratch = z;
-        zero
+        let z = &mut self.scratch[..M::EVENT_INDICATORS];
+        z.fill(1.0);
+        self.model.event_indicators(t, &mut Indicators::new(z));
+        z.iter().position(|z| *z == 0.0)
     }
 
     /// Model Exchange, and FMI 3.0 Co-Simulation with Event Mode used.
