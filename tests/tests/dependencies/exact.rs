@@ -41,7 +41,8 @@ pub(crate) struct Exact {
     worst: f64,
     /// Entries at points where the value jumps.
     jumps: usize,
-    /// Columns of knowns that cannot move.
+    /// Columns probed, and those of knowns that cannot move.
+    columns: usize,
     fixed: usize,
 }
 
@@ -93,6 +94,7 @@ impl Exact {
                 checked: 0,
                 worst: 0.0,
                 jumps: 0,
+                columns: 0,
                 fixed: 0,
             })
     }
@@ -107,6 +109,7 @@ impl Exact {
         base: &[f64],
         at: &dyn Fn(f64) -> Option<Vec<f64>>,
     ) -> Vec<bool> {
+        self.columns += 1;
         let mut exact = vec![0.0; self.vrs.len()];
         let status =
             inst.directional_derivative(&self.vrs, &[variable(md, k).vr], &[1.0], &mut exact);
@@ -290,14 +293,23 @@ impl Exact {
             }
         }
         eprintln!(
-            "{}: {list}: {} exact entries against differences, largest relative deviation {:.1e}; not judged: {} at points where the value jumps ({:.2} % of those judged), {} columns of knowns that cannot move",
+            "{}: {list}: {} exact entries against differences, largest relative deviation {:.1e}; not judged: {} at points where the value jumps ({:.2} % of those judged), {} of {} columns of knowns that cannot move ({:.1} %)",
             md.model_name,
             self.checked,
             self.worst,
             self.jumps,
             100.0 * self.jumps as f64 / self.checked.max(1) as f64,
-            self.fixed
+            self.fixed,
+            self.columns,
+            100.0 * self.fixed as f64 / self.columns.max(1) as f64
         );
+        // And few knowns that cannot move: a probe that moved none would judge nothing.
+        if 10 * self.fixed > self.columns {
+            found.undeclared.push(format!(
+                "{}: {list}: {} of {} columns of knowns that cannot move: more than 10 %",
+                md.model_name, self.fixed, self.columns
+            ));
+        }
         // Entries not judged stay few: most of a model's points have a derivative.
         if 20 * self.jumps > self.checked {
             found.undeclared.push(format!(

@@ -2,6 +2,7 @@
 //! through the C ABI as Reals (an Integer converted), and which of them are parameters and inputs.
 
 use super::*;
+use fmu_harness::DISCARD;
 
 /// A variable the probe reads or moves: its value reference and whether it is an Integer.
 #[derive(Clone, Copy)]
@@ -41,22 +42,34 @@ pub(crate) fn range(md: &ModelDescription, index: usize) -> (f64, f64, f64) {
     }
 }
 
+thread_local! {
+    /// This thread's gets, and those that failed (any status but OK and Discard): the FMU
+    /// refusing to compute, an invalid parameter moved to, say.
+    pub(crate) static GETS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// The value of `v`; NaN where the get fails: discarded (the states lie outside the model's
+/// domain) or refused (counted in [`GETS`], which the probe's tally reads).
 pub(crate) fn read(inst: &Instance, v: Variable) -> f64 {
-    if v.integer {
+    let (status, value) = if v.integer {
         let mut x = [0];
         let status = unsafe { (inst.fmu.api.get_integer)(inst.c, &v.vr, 1, x.as_mut_ptr()) };
-        if status == OK {
-            f64::from(x[0])
-        } else {
-            f64::NAN
-        }
+        (status, f64::from(x[0]))
     } else {
         let mut x = [0.0];
-        if inst.get_real(&[v.vr], &mut x) == OK {
-            x[0]
-        } else {
-            f64::NAN
-        }
+        (inst.get_real(&[v.vr], &mut x), x[0])
+    };
+    GETS.with(|g| {
+        let (n, failed) = g.get();
+        g.set((
+            n + 1,
+            failed + usize::from(status != OK && status != DISCARD),
+        ));
+    });
+    if status == OK {
+        value
+    } else {
+        f64::NAN
     }
 }
 
