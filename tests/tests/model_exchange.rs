@@ -127,6 +127,25 @@ fn states_and_derivatives_follow_the_model_structure() {
         let (s, z) = inst.event_indicators();
         assert_eq!((s, z.len()), (OK, fmu.md.number_of_event_indicators));
         eprintln!("{name}: states {states:?}, {} event indicators", z.len());
+        // The same states set by value reference (fmi2SetReal, allowed on continuous-time
+        // states in Continuous-Time Mode since FMI 2.0.1): the same derivatives, bit for bit.
+        let by_reference = continuous_time_mode(&fmu, &sc, "by reference");
+        let vrs: Vec<u32> = states.iter().map(|s| fmu.vr(s)).collect();
+        assert_eq!(by_reference.set_time(0.001), OK);
+        assert_eq!(
+            by_reference.set_real(&vrs, &x),
+            OK,
+            "{}",
+            by_reference.log_text()
+        );
+        let (s, dx_by_reference) = by_reference.derivatives();
+        assert_eq!(s, OK);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&dx_by_reference),
+            bits(&dx),
+            "{name}: states set by value reference"
+        );
     }
 }
 
