@@ -6,7 +6,7 @@
  *   (events included), the outputs got, their directional derivative along every Real input and
  *   their time derivatives;
  * - "every Real input moved": the same calls with every Real input moved at every step;
- * - "Model Exchange" (FMI 2.0): a Model Exchange importer's calls, the inputs moved at each
+ * - "Model Exchange": a Model Exchange importer's calls (FMI 2.0's, or FMI 3.0's), the inputs moved at each
  *   round: the time and states set, the derivatives, one directional derivative per state, the
  *   event indicators, completed integrator steps, and Event Mode with fmi2NewDiscreteStates at
  *   each sign change of an indicator (the states advanced by Euler steps kept to 0.1 % of each
@@ -137,33 +137,18 @@ void count_moved(const Api *api, Component c, const Plan *p) {
 
 /* ---- Model Exchange ---------------------------------------------------------------------- */
 
-typedef struct {
-    int new_discrete_states_needed, terminate, nominals_changed, values_changed, next_event_defined;
-    double next_event_time;
-} EventInfo;
-static struct {
-    int (*enter_event_mode)(Component);
-    int (*new_discrete_states)(Component, EventInfo *);
-    int (*enter_continuous_time_mode)(Component);
-    int (*completed_integrator_step)(Component, int, int *, int *);
-    int (*set_time)(Component, double);
-    int (*set_continuous_states)(Component, const double *, size_t);
-    int (*get_derivatives)(Component, double *, size_t);
-    int (*get_event_indicators)(Component, double *, size_t);
-    int (*get_continuous_states)(Component, double *, size_t);
-} me;
 
 /* How many rounds of calls the pass makes at most. */
 enum { ROUNDS = 1000 };
 
 /* Event Mode until the discrete states settle, then Continuous-Time Mode. */
-static void event_iteration(Component c) {
+static void event_iteration(const MeApi *me, Component c) {
     EventInfo info = {1, 0, 0, 0, 0, 0.0};
     for (int i = 0; info.new_discrete_states_needed; i++) {
         if (i == 100) die("Model Exchange: no end to the event iteration");
-        check(me.new_discrete_states(c, &info), "fmi2NewDiscreteStates");
+        check(me->new_discrete_states(c, &info), "fmi2NewDiscreteStates");
     }
-    check(me.enter_continuous_time_mode(c), "fmi2EnterContinuousTimeMode");
+    check(me->enter_continuous_time_mode(c), "fmi2EnterContinuousTimeMode");
 }
 
 static int crossed(const double *a, const double *b, size_t n) {
@@ -172,23 +157,28 @@ static int crossed(const double *a, const double *b, size_t n) {
     return 0;
 }
 
-void count_model_exchange(Library lib, const Api *api, const Plan *p, const char *uri) {
+int load_me2(Library lib, MeApi *me) {
     struct {
         void **slot;
         const char *name;
     } table[] = {
-        {(void **)&me.enter_event_mode, "fmi2EnterEventMode"},
-        {(void **)&me.new_discrete_states, "fmi2NewDiscreteStates"},
-        {(void **)&me.enter_continuous_time_mode, "fmi2EnterContinuousTimeMode"},
-        {(void **)&me.completed_integrator_step, "fmi2CompletedIntegratorStep"},
-        {(void **)&me.set_time, "fmi2SetTime"},
-        {(void **)&me.set_continuous_states, "fmi2SetContinuousStates"},
-        {(void **)&me.get_derivatives, "fmi2GetDerivatives"},
-        {(void **)&me.get_event_indicators, "fmi2GetEventIndicators"},
-        {(void **)&me.get_continuous_states, "fmi2GetContinuousStates"},
+        {(void **)&me->enter_event_mode, "fmi2EnterEventMode"},
+        {(void **)&me->new_discrete_states, "fmi2NewDiscreteStates"},
+        {(void **)&me->enter_continuous_time_mode, "fmi2EnterContinuousTimeMode"},
+        {(void **)&me->completed_integrator_step, "fmi2CompletedIntegratorStep"},
+        {(void **)&me->set_time, "fmi2SetTime"},
+        {(void **)&me->set_continuous_states, "fmi2SetContinuousStates"},
+        {(void **)&me->get_derivatives, "fmi2GetDerivatives"},
+        {(void **)&me->get_event_indicators, "fmi2GetEventIndicators"},
+        {(void **)&me->get_continuous_states, "fmi2GetContinuousStates"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!(*table[i].slot = symbol(lib, table[i].name))) die("Model Exchange: a function is missing");
+        if (!(*table[i].slot = symbol(lib, table[i].name))) return 0;
+    return 1;
+}
+
+/* An importer's Model Exchange calls after initialization (`api` instantiates Model Exchange). */
+void count_model_exchange(const MeApi *me, const Api *api, const Plan *p, const char *uri) {
     size_t nx = p->n_states, nz = p->n_indicators;
     double *x = array(nx, sizeof(double)), *dx = array(nx, sizeof(double));
     double *column = array(nx, sizeof(double)), *row = array(p->n_outputs, sizeof(double));
@@ -198,8 +188,8 @@ void count_model_exchange(Library lib, const Api *api, const Plan *p, const char
     initialize(api, c, p);
     counted = &model_exchange;
     count_step_begins();
-    event_iteration(c);
-    check(me.get_event_indicators(c, before, nz), "fmi2GetEventIndicators");
+    event_iteration(me, c);
+    check(me->get_event_indicators(c, before, nz), "fmi2GetEventIndicators");
     const double one = 1.0, end = time_at(p, p->steps);
     double t = p->start;
     size_t events_handled = 0, round = 0, integers_of = 0;
@@ -209,14 +199,14 @@ void count_model_exchange(Library lib, const Api *api, const Plan *p, const char
         k = k < p->steps ? k : p->steps - 1;
         /* The Integer inputs are discrete: set in Event Mode, when they change. */
         if (integers_differ(p, k, integers_of)) {
-            check(me.enter_event_mode(c), "fmi2EnterEventMode");
+            check(me->enter_event_mode(c), "fmi2EnterEventMode");
             check(set_moved_inputs(api, c, p, k, 0), "fmi2SetReal/fmi2SetInteger (inputs)");
-            event_iteration(c);
+            event_iteration(me, c);
             events_handled++, integers_of = k;
         }
         check(set_moved_inputs(api, c, p, k, 1), "fmi2SetReal (inputs)");
-        check(me.get_continuous_states(c, x, nx), "fmi2GetContinuousStates");
-        check(me.get_derivatives(c, dx, nx), "fmi2GetDerivatives");
+        check(me->get_continuous_states(c, x, nx), "fmi2GetContinuousStates");
+        check(me->get_derivatives(c, dx, nx), "fmi2GetDerivatives");
         for (size_t j = 0; j < nx; j++)
             check(api->directional(c, p->derivative_vr, nx, &p->state_vr[j], 1, &one, column),
                   "fmi2GetDirectionalDerivative (a column of df/dx)");
@@ -228,16 +218,16 @@ void count_model_exchange(Library lib, const Api *api, const Plan *p, const char
         if (h < 1e-12) h = 1e-12;
         for (size_t j = 0; j < nx; j++) x[j] += h * dx[j];
         t += h;
-        check(me.set_time(c, t), "fmi2SetTime");
-        check(me.set_continuous_states(c, x, nx), "fmi2SetContinuousStates");
-        check(me.get_event_indicators(c, z, nz), "fmi2GetEventIndicators");
+        check(me->set_time(c, t), "fmi2SetTime");
+        check(me->set_continuous_states(c, x, nx), "fmi2SetContinuousStates");
+        check(me->get_event_indicators(c, z, nz), "fmi2GetEventIndicators");
         int enter = 0, terminate = 0;
-        check(me.completed_integrator_step(c, 1, &enter, &terminate), "fmi2CompletedIntegratorStep");
+        check(me->completed_integrator_step(c, 1, &enter, &terminate), "fmi2CompletedIntegratorStep");
         if (enter || crossed(before, z, nz)) {
-            check(me.enter_event_mode(c), "fmi2EnterEventMode");
-            event_iteration(c);
+            check(me->enter_event_mode(c), "fmi2EnterEventMode");
+            event_iteration(me, c);
             events_handled++;
-            check(me.get_event_indicators(c, z, nz), "fmi2GetEventIndicators");
+            check(me->get_event_indicators(c, z, nz), "fmi2GetEventIndicators");
         }
         memcpy(before, z, nz * sizeof(double));
         get_outputs(api, c, p, row);

@@ -506,8 +506,11 @@ int main(int argc, char **argv) {
     else die("unknown command");
     if (v3 && strncmp(command, "run", 3) == 0) print_fmi3_counts();
 #ifdef COUNT_ALLOCATIONS
-    if (strcmp(command, "run") == 0 && !load && !getenv("FMU_RUN_BENCH"))
-        count_model_exchange(lib, &api, &plan, argv[4]);
+    if (strncmp(command, "run", 3) == 0 && !load && !getenv("FMU_RUN_BENCH")) {
+        MeApi me;
+        if (!(v3 ? load_me3(lib, &api, &me) : load_me2(lib, &me))) die("a Model Exchange function is missing");
+        count_model_exchange(&me, &api, &plan, argv[4]);
+    }
     if (strncmp(command, "run", 3) == 0 && !load) count_print();
 #endif
     close_library(lib);

@@ -95,13 +95,36 @@ void initialize(const Api *api, Component c, const Plan *p);
 void get_outputs(const Api *api, Component c, const Plan *p, double *row);
 extern const Callbacks callbacks;
 
+/* The Model Exchange calls of either version, FMI 2.0-shaped (fmu_count.c fills them for FMI
+ * 2.0, fmu_run3.c for FMI 3.0). */
+typedef struct {
+    int new_discrete_states_needed, terminate, nominals_changed, values_changed, next_event_defined;
+    double next_event_time;
+} EventInfo;
+typedef struct {
+    int (*enter_event_mode)(Component);
+    int (*new_discrete_states)(Component, EventInfo *);
+    int (*enter_continuous_time_mode)(Component);
+    int (*completed_integrator_step)(Component, int, int *, int *);
+    int (*set_time)(Component, double);
+    int (*set_continuous_states)(Component, const double *, size_t);
+    int (*get_derivatives)(Component, double *, size_t);
+    int (*get_event_indicators)(Component, double *, size_t);
+    int (*get_continuous_states)(Component, double *, size_t);
+} MeApi;
+
+/* fmu_run3.c: `api` (filled by load_api3) turned to FMI 3.0 Model Exchange (instantiation and
+ * initialization), and `me` filled; 0: a symbol is missing. */
+int load_me3(Library lib, Api *api, MeApi *me);
+
 #ifdef COUNT_ALLOCATIONS
 /* fmu_count.c: the allocation count of the passes after initialization. */
 void count_as_run(int on);
 void count_step_begins(void);
 void count_step_ends(const Api *api, Component c, const Plan *p, size_t k);
 void count_moved(const Api *api, Component c, const Plan *p);
-void count_model_exchange(Library lib, const Api *api, const Plan *p, const char *uri);
+int load_me2(Library lib, MeApi *me);
+void count_model_exchange(const MeApi *me, const Api *api, const Plan *p, const char *uri);
 void count_print(void);
 #endif
 

@@ -198,6 +198,66 @@ int load_api3(Library lib, Api *api) {
     return 1;
 }
 
+/* ---- FMI 3.0 Model Exchange, FMI 2.0-shaped (for the allocation count) ---------------------- */
+
+static struct {
+    Component (*instantiate)(const char *, const char *, const char *, Bool3, Bool3, void *,
+                             LogMessage3);
+    int (*update_discrete_states)(Component, Bool3 *, Bool3 *, Bool3 *, Bool3 *, Bool3 *, double *);
+    int (*completed_integrator_step)(Component, Bool3, Bool3 *, Bool3 *);
+} me3;
+
+static Component instantiate_me3(const char *name, int type, const char *token, const char *uri,
+                                 const Callbacks *unused, int visible, int logging) {
+    (void)type, (void)unused;
+    return me3.instantiate(name, token, uri, visible, logging, NULL, log_message3);
+}
+
+/* Model Exchange leaves initialization in Event Mode, where the importer iterates. */
+static int exit_initialization_me3(Component c) { return fmi3.exit_initialization(c); }
+
+static int update_discrete_states3(Component c, EventInfo *info) {
+    Bool3 needed, stop, nominals, values, defined;
+    int status = me3.update_discrete_states(c, &needed, &stop, &nominals, &values, &defined,
+                                            &info->next_event_time);
+    info->new_discrete_states_needed = needed, info->terminate = stop;
+    info->nominals_changed = nominals, info->values_changed = values;
+    info->next_event_defined = defined;
+    return status;
+}
+
+static int completed_integrator_step3(Component c, int no_prior, int *enter, int *stop) {
+    Bool3 e = 0, s = 0;
+    int status = me3.completed_integrator_step(c, (Bool3)no_prior, &e, &s);
+    *enter = e, *stop = s;
+    return status;
+}
+
+int load_me3(Library lib, Api *api, MeApi *me) {
+    struct {
+        void **slot;
+        const char *name;
+    } table[] = {
+        {(void **)&me3.instantiate, "fmi3InstantiateModelExchange"},
+        {(void **)&me3.update_discrete_states, "fmi3UpdateDiscreteStates"},
+        {(void **)&me3.completed_integrator_step, "fmi3CompletedIntegratorStep"},
+        {(void **)&me->enter_event_mode, "fmi3EnterEventMode"},
+        {(void **)&me->enter_continuous_time_mode, "fmi3EnterContinuousTimeMode"},
+        {(void **)&me->set_time, "fmi3SetTime"},
+        {(void **)&me->set_continuous_states, "fmi3SetContinuousStates"},
+        {(void **)&me->get_derivatives, "fmi3GetContinuousStateDerivatives"},
+        {(void **)&me->get_event_indicators, "fmi3GetEventIndicators"},
+        {(void **)&me->get_continuous_states, "fmi3GetContinuousStates"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!(*table[i].slot = symbol(lib, table[i].name))) return 0;
+    me->new_discrete_states = update_discrete_states3;
+    me->completed_integrator_step = completed_integrator_step3;
+    api->instantiate = instantiate_me3;
+    api->exit_initialization = exit_initialization_me3;
+    return 1;
+}
+
 void print_fmi3_counts(void) {
     printf("fmi3: %zu intermediate updates, %zu early returns asked, %zu early returns, %zu at events\n",
            updates, early_asked, early_returns, event_returns);

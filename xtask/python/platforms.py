@@ -150,18 +150,18 @@ def simulate(platform, fmu, sc, work, *state_args):
         raise RuntimeError(f"fmu_run on {platform} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
     # The count is of the repeat after the reset, which a run from a loaded state has not.
     if platform in ("linux64", "x86_64-linux") and "--load-state" not in state_args:
-        problem = allocation_problem(run.stdout, fmi2=command == "run")
+        problem = allocation_problem(run.stdout)
         if problem:
             raise RuntimeError(problem)
     return read_rows(out, sc.outputs)
 
 
-def allocation_problem(stdout, fmi2=True):
+def allocation_problem(stdout):
     """What the Linux harness's allocation count says is wrong (tests/c/fmu_count.c): a step of
     one of its passes after initialization that allocated (the inputs set, the step or a Model
     Exchange round, the outputs and their derivatives got, events included, logging off), or a
     pass not counted at all. None when every step of every pass allocated nothing."""
-    passes = ["as the scenario runs", "every Real input moved"] + (["Model Exchange"] if fmi2 else [])
+    passes = ["as the scenario runs", "every Real input moved", "Model Exchange"]
     counts = {m.group(1): tuple(int(g) for g in m.groups()[1:]) for m in re.finditer(
         r"allocations: ([^:]+): (\d+) steps with logging off, (\d+) of them allocated, "
         r"first at step (\d+)", stdout)}

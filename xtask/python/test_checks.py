@@ -348,8 +348,6 @@ class Allocations(unittest.TestCase):
         self.assertIsNotNone(platforms.allocation_problem(self.counts(steps=0)))
         without_me = self.counts().replace("Model Exchange", "something else")
         self.assertIsNotNone(platforms.allocation_problem(without_me))
-        # FMI 3.0 has no Model Exchange pass.
-        self.assertIsNone(platforms.allocation_problem(without_me, fmi2=False))
 
 
 class Binaries(unittest.TestCase):
