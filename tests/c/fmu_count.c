@@ -6,11 +6,12 @@
  *   (events included), the outputs got, their directional derivative along every Real input and
  *   their time derivatives;
  * - "every Real input moved": the same calls with every Real input moved at every step;
- * - "Model Exchange": a Model Exchange importer's calls (FMI 2.0's, or FMI 3.0's), the inputs moved at each
- *   round: the time and states set, the derivatives, one directional derivative per state, the
- *   event indicators, completed integrator steps, and Event Mode with fmi2NewDiscreteStates at
- *   each sign change of an indicator (the states advanced by Euler steps kept to 0.1 % of each
- *   state's size, so that stiff models stay stable).
+ * - "Model Exchange": a Model Exchange importer's calls (FMI 2.0's, or FMI 3.0's for `run3`),
+ *   the inputs moved at each round: the time and states set, the derivatives, one directional
+ *   derivative per state, the event indicators, completed integrator steps, and Event Mode with
+ *   the discrete states updated at each sign change of an indicator and each change of an
+ *   Integer input (the states advanced by Euler steps that move each state by at most
+ *   1e-3 (|x| + 1), so that stiff models stay stable).
  * Each pass prints how many steps allocated anything. Split from fmu_run.c for the project's
  * 600-line rule. */
 #include "fmu_run.h"
