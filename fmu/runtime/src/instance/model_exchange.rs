@@ -332,7 +332,8 @@ mod tests {
         }
     }
 
-    /// A state `x` moving at `v` and an input `u`: one indicator `x + u`, no hysteresis.
+    /// A state `x` moving at `v` and an input `u`: one indicator `x + x^2 + u` (curved, so
+    /// that the difference step of its rate matters), no hysteresis.
     #[derive(Default, Clone)]
     struct Drift {
         x: f64,
@@ -371,7 +372,7 @@ mod tests {
             Ok(())
         }
         fn event_indicators(&self, _t: f64, z: &mut Indicators) {
-            z.set(0, self.x + self.u, Side::Negative, 0.0);
+            z.set(0, self.x + self.x * self.x + self.u, Side::Negative, 0.0);
         }
         type Jets = crate::lift::Unlifted;
     }
@@ -390,7 +391,8 @@ mod tests {
             me.set_real(&[0], &[u]).unwrap();
         }
         me.get_event_indicators(&mut z).unwrap();
-        // g = 6, rate 2 + 6 / 3 = 4: on the negative side, g - 4 tau (to the rounding of g).
+        // g = 6, rate (1 + 2 x) 2 + 6 / 3 = 4 at x = 0: on the negative side, g - 4 tau (to
+        // the rounding of g).
         let band = 6.0 - z[0];
         assert!((band - 4.0 * tau).abs() < 1e-2 * band, "{band}");
         // Between Co-Simulation steps an input set is not observed.
@@ -404,5 +406,19 @@ mod tests {
             (band - 4.0 * ROOT_TIME_TOLERANCE * 5.0).abs() < 5e-2 * band,
             "{band}"
         );
+    }
+
+    /// Where the derivatives are finite the values are defined: a get after the states moved
+    /// answers (the refresh tells the model's domain by the derivatives).
+    #[test]
+    fn a_get_after_the_states_moved_answers_where_the_derivatives_are_finite() {
+        let mut me = model_exchange::<Drift>();
+        me.state = FmiState::ContinuousTimeMode;
+        me.model.v = 2.0;
+        me.set_continuous_states(&[1.0]).unwrap();
+        let mut u = [f64::NAN];
+        assert_eq!(me.get_real(&[0], &mut u), Ok(OK));
+        assert!(!me.outside);
+        assert_eq!(u, [0.0]);
     }
 }
