@@ -3,8 +3,8 @@
  * -rdynamic) are counted step by step, logging off, as a real-time importer runs, in three passes
  * after initialization:
  * - "as the scenario runs": the repeat after fmi2Reset of `run`/`run3`: the inputs set, the step
- *   (events included), the outputs got, their directional derivative along every Real input and
- *   their time derivatives;
+ *   (events included), the outputs got, their directional derivative along every Real input (in
+ *   FMI 3.0 their adjoint too) and their time derivatives;
  * - "every Real input moved": the same calls with every Real input moved at every step;
  * - "Model Exchange": a Model Exchange importer's calls (FMI 2.0's, or FMI 3.0's for `run3`),
  *   the inputs moved at each round: the time and states set, the derivatives, one directional
@@ -67,16 +67,19 @@ void count_step_begins(void) {
 }
 
 /* What an importer asks for derivatives at a communication point: the Real outputs'
- * directional derivative along every Real input at once, and their first time derivatives. */
+ * directional derivative along every Real input at once, in FMI 3.0 their adjoint too, and
+ * their first time derivatives. */
 static void derivatives(const Api *api, Component c, const Plan *p) {
     Ref outputs[64];
-    double seed[64], d[64];
+    double seed[64], d[64], w[64];
     int orders[64];
     size_t n = 0, m = p->n_real_inputs < 64 ? p->n_real_inputs : 64;
     for (size_t i = 0; i < p->n_outputs && n < 64; i++)
         if (p->output_kind[i] != 'I') outputs[n] = p->output_vr[i], orders[n++] = 1;
     for (size_t i = 0; i < m; i++) seed[i] = 1.0;
     if (n && m) check(api->directional(c, outputs, n, p->real_input_vr, m, seed, d), "directional");
+    for (size_t i = 0; i < n; i++) w[i] = 1.0;
+    if (n && m && api->adjoint) check(api->adjoint(c, outputs, n, p->real_input_vr, m, w, d), "adjoint");
     if (n) check(api->output_derivatives(c, outputs, n, orders, d), "output derivatives");
 }
 

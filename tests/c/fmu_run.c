@@ -61,6 +61,7 @@ static int load_api(Library lib, Api *api) {
         {(void **)&api->directional, "fmi2GetDirectionalDerivative"},
         {(void **)&api->output_derivatives, "fmi2GetRealOutputDerivatives"},
     };
+    api->adjoint = NULL;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         *table[i].slot = symbol(lib, table[i].name);
         if (!*table[i].slot) {

@@ -63,6 +63,9 @@ typedef struct {
     int (*directional)(Component, const Ref *, size_t, const Ref *, size_t, const double *,
                        double *);
     int (*output_derivatives)(Component, const Ref *, size_t, const int *, double *);
+    /* FMI 3.0's adjoint derivative (NULL for FMI 2.0): unknowns, knowns, seed by unknown,
+     * sensitivity by known. */
+    int (*adjoint)(Component, const Ref *, size_t, const Ref *, size_t, const double *, double *);
 } Api;
 
 /* The plan (fmu_run.c). */

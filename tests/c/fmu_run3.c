@@ -26,6 +26,8 @@ static struct {
     int (*directional)(Component, const Ref *, size_t, const Ref *, size_t, const double *, size_t,
                        double *, size_t);
     int (*output_derivatives)(Component, const Ref *, size_t, const int *, double *, size_t);
+    int (*adjoint)(Component, const Ref *, size_t, const Ref *, size_t, const double *, size_t,
+                   double *, size_t);
 } fmi3;
 
 /* What fmi3SetupExperiment would have been: FMI 3.0 passes it to fmi3EnterInitializationMode. */
@@ -142,6 +144,12 @@ static int directional3(Component c, const Ref *unknowns, size_t n_unknowns, con
                             n_unknowns);
 }
 
+static int adjoint3(Component c, const Ref *unknowns, size_t n_unknowns, const Ref *knowns,
+                    size_t n_knowns, const double *seed, double *sensitivity) {
+    return fmi3.adjoint(c, unknowns, n_unknowns, knowns, n_knowns, seed, n_unknowns, sensitivity,
+                        n_knowns);
+}
+
 static int output_derivatives3(Component c, const Ref *vrs, size_t n, const int *orders,
                                double *values) {
     return fmi3.output_derivatives(c, vrs, n, orders, values, n);
@@ -175,6 +183,7 @@ int load_api3(Library lib, Api *api) {
         {(void **)&fmi3.set_debug_logging, "fmi3SetDebugLogging"},
         {(void **)&fmi3.directional, "fmi3GetDirectionalDerivative"},
         {(void **)&fmi3.output_derivatives, "fmi3GetOutputDerivatives"},
+        {(void **)&fmi3.adjoint, "fmi3GetAdjointDerivative"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         *table[i].slot = symbol(lib, table[i].name);
@@ -195,6 +204,7 @@ int load_api3(Library lib, Api *api) {
     api->set_debug_logging = set_debug_logging3;
     api->directional = directional3;
     api->output_derivatives = output_derivatives3;
+    api->adjoint = adjoint3;
     return 1;
 }
 
