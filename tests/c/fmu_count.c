@@ -162,10 +162,7 @@ static int crossed(const double *a, const double *b, size_t n) {
 }
 
 int load_me2(Library lib, MeApi *me) {
-    struct {
-        void **slot;
-        const char *name;
-    } table[] = {
+    const Symbol table[] = {
         {(void **)&me->enter_event_mode, "fmi2EnterEventMode"},
         {(void **)&me->new_discrete_states, "fmi2NewDiscreteStates"},
         {(void **)&me->enter_continuous_time_mode, "fmi2EnterContinuousTimeMode"},
@@ -176,9 +173,7 @@ int load_me2(Library lib, MeApi *me) {
         {(void **)&me->get_event_indicators, "fmi2GetEventIndicators"},
         {(void **)&me->get_continuous_states, "fmi2GetContinuousStates"},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!(*table[i].slot = symbol(lib, table[i].name))) return 0;
-    return 1;
+    return load_symbols(lib, table, sizeof table / sizeof table[0]);
 }
 
 /* An importer's Model Exchange calls after initialization (`api` instantiates Model Exchange). */

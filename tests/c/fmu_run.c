@@ -34,11 +34,19 @@
  * and the instance carries on. The exit code counts the failures. */
 #include "fmu_run.h"
 
+int load_symbols(Library lib, const Symbol *table, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        *table[i].slot = symbol(lib, table[i].name);
+        if (!*table[i].slot) {
+            fprintf(stderr, "fmu_run: the binary does not export %s\n", table[i].name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int load_api(Library lib, Api *api) {
-    struct {
-        void **slot;
-        const char *name;
-    } table[] = {
+    const Symbol table[] = {
         {(void **)&api->instantiate, "fmi2Instantiate"},
         {(void **)&api->free_instance, "fmi2FreeInstance"},
         {(void **)&api->setup_experiment, "fmi2SetupExperiment"},
@@ -62,14 +70,7 @@ static int load_api(Library lib, Api *api) {
         {(void **)&api->output_derivatives, "fmi2GetRealOutputDerivatives"},
     };
     api->adjoint = NULL;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        *table[i].slot = symbol(lib, table[i].name);
-        if (!*table[i].slot) {
-            fprintf(stderr, "fmu_run: the binary does not export %s\n", table[i].name);
-            return 0;
-        }
-    }
-    return 1;
+    return load_symbols(lib, table, sizeof table / sizeof table[0]);
 }
 
 

@@ -26,6 +26,16 @@ static inline void *symbol(Library lib, const char *name) { return dlsym(lib, na
 static inline void close_library(Library lib) { dlclose(lib); }
 #endif
 
+/* One entry of a call table: where the function goes and its exported name. */
+typedef struct {
+    void **slot;
+    const char *name;
+} Symbol;
+
+/* Fills each slot of `table` from `lib`: 1, or 0 (the missing name printed) if one is not
+ * exported. */
+int load_symbols(Library lib, const Symbol *table, size_t n);
+
 /* The FMI 2.0 types and signatures this program uses (fmi2FunctionTypes.h). */
 typedef void *Component;
 typedef void *FmuState;

@@ -156,10 +156,7 @@ static int output_derivatives3(Component c, const Ref *vrs, size_t n, const int 
 }
 
 int load_api3(Library lib, Api *api) {
-    struct {
-        void **slot;
-        const char *name;
-    } table[] = {
+    const Symbol table[] = {
         {(void **)&fmi3.instantiate, "fmi3InstantiateCoSimulation"},
         {(void **)&api->free_instance, "fmi3FreeInstance"},
         {(void **)&fmi3.enter_initialization, "fmi3EnterInitializationMode"},
@@ -185,13 +182,7 @@ int load_api3(Library lib, Api *api) {
         {(void **)&fmi3.output_derivatives, "fmi3GetOutputDerivatives"},
         {(void **)&fmi3.adjoint, "fmi3GetAdjointDerivative"},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        *table[i].slot = symbol(lib, table[i].name);
-        if (!*table[i].slot) {
-            fprintf(stderr, "fmu_run: the binary does not export %s\n", table[i].name);
-            return 0;
-        }
-    }
+    if (!load_symbols(lib, table, sizeof table / sizeof table[0])) return 0;
     api->instantiate = instantiate3;
     api->setup_experiment = setup_experiment3;
     api->enter_initialization = enter_initialization3;
@@ -244,10 +235,7 @@ static int completed_integrator_step3(Component c, int no_prior, int *enter, int
 }
 
 int load_me3(Library lib, Api *api, MeApi *me) {
-    struct {
-        void **slot;
-        const char *name;
-    } table[] = {
+    const Symbol table[] = {
         {(void **)&me3.instantiate, "fmi3InstantiateModelExchange"},
         {(void **)&me3.update_discrete_states, "fmi3UpdateDiscreteStates"},
         {(void **)&me3.completed_integrator_step, "fmi3CompletedIntegratorStep"},
@@ -259,8 +247,7 @@ int load_me3(Library lib, Api *api, MeApi *me) {
         {(void **)&me->get_event_indicators, "fmi3GetEventIndicators"},
         {(void **)&me->get_continuous_states, "fmi3GetContinuousStates"},
     };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!(*table[i].slot = symbol(lib, table[i].name))) return 0;
+    if (!load_symbols(lib, table, sizeof table / sizeof table[0])) return 0;
     me->new_discrete_states = update_discrete_states3;
     me->completed_integrator_step = completed_integrator_step3;
     api->instantiate = instantiate_me3;
