@@ -332,6 +332,9 @@ impl<M: Model> Jacobian<M> {
         let Some(column) = self.swept_column(k) else {
             return false;
         };
+        if self.rows_in_order(unknowns, column, v, sensitivity) {
+            return true;
+        }
         for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
             match read::<M>(column, self.row(*u)) {
                 Some(x) => *s = x * v,
@@ -339,6 +342,36 @@ impl<M: Model> Jacobian<M> {
             }
         }
         true
+    }
+
+    /// `sensitivity = v dy/dk` where the unknowns are the rows swept in their order from the
+    /// first (the state derivatives, as a Model Exchange importer asks for them): one read per
+    /// unknown, its value reference compared without a branch. Whether they were.
+    #[inline(always)]
+    fn rows_in_order(
+        &self,
+        unknowns: &[u32],
+        (rows, first, lane): Column<'_, M>,
+        v: f64,
+        sensitivity: &mut [f64],
+    ) -> bool {
+        let lanes = <JetOf<M> as Lanes>::LANES;
+        let n = unknowns.len();
+        // Below four unknowns the loop's setup costs more than the reads it saves. `rows` lies
+        // inside the rows of `unknown_of_row`: every unknown is compared.
+        if n < 4 || first != 0 || n > rows.len() || n != sensitivity.len() || lane >= lanes {
+            return false;
+        }
+        let mut same = true;
+        for ((u, s), (want, x)) in unknowns
+            .iter()
+            .zip(sensitivity.iter_mut())
+            .zip(self.unknown_of_row.iter().zip(rows))
+        {
+            same &= *u == *want;
+            *s = x.eps()[lane] * v;
+        }
+        same
     }
 
     /// Known `k`'s chunk, its rows swept at this point, the first of them and `k`'s lane there;

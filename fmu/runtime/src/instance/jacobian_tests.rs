@@ -7,7 +7,8 @@ use crate::logger::{Logger, DISCARD, OK};
 use crate::model::{Experiment, Invalid, Model};
 use crate::{Jet, Scalar};
 
-/// x' = v = (a u + w t) x; y = x u, which `outputs` forgets while `FORGET` is set.
+/// x' = v = (a u + w t) x; y = x u, which `outputs` forgets while `FORGET` is set; y2 = x + u,
+/// y3 = 3 x.
 #[derive(Debug, Clone, crate::Variables)]
 struct Plant<S = f64> {
     #[parameter(start = 2.0)]
@@ -24,6 +25,10 @@ struct Plant<S = f64> {
     w: S,
     #[local]
     forget: i32,
+    #[output]
+    y2: S,
+    #[output]
+    y3: S,
 }
 
 impl<S: Scalar> Equations<S> for Plant<S> {
@@ -35,6 +40,8 @@ impl<S: Scalar> Equations<S> for Plant<S> {
         if self.forget == 0 {
             self.y = self.x * self.u;
         }
+        self.y2 = self.x + self.u;
+        self.y3 = self.x * 3.0;
     }
 }
 
@@ -78,6 +85,8 @@ const X: u32 = 2;
 const V: u32 = 3;
 const Y: u32 = 4;
 const W: u32 = 5;
+const Y2: u32 = 7;
+const Y3: u32 = 8;
 
 /// dv/dx = a u, dv/du = a x, dy/dx = u, dy/du = x: each entry alone, all at once, and the
 /// adjoint, from one sweep of each group.
@@ -96,6 +105,29 @@ fn the_columns_kept_answer_every_call() {
         Ok(OK)
     );
     assert_eq!(out, [a * x, x]);
+    // The rows in another order than the one swept, or from another than the first: each
+    // unknown read at its own row.
+    assert!(p.directional_at_once(&[Y, V], &[X], &[1.0], &mut out));
+    assert_eq!(out, [u, a * u]);
+    assert!(p.directional_at_once(&[Y], &[X], &[2.0], &mut out[..1]));
+    assert_eq!(out[0], 2.0 * u);
+    // Every row (x is an output too), in the order swept and in others.
+    let mut rows = [0.0; 5];
+    let cases: [&[u32]; 4] = [
+        &[V, X, Y, Y2, Y3],
+        &[V, X, Y, Y2],
+        &[V, X, Y3, Y2],
+        &[Y3, Y, Y2, V, X],
+    ];
+    for unknowns in cases {
+        let expected = |vr| {
+            [a * u, 1.0, u, 1.0, 3.0][[V, X, Y, Y2, Y3].iter().position(|v| *v == vr).unwrap()]
+        };
+        let out = &mut rows[..unknowns.len()];
+        assert!(p.directional_at_once(unknowns, &[X], &[1.0], out));
+        let expected: Vec<f64> = unknowns.iter().map(|vr| expected(*vr)).collect();
+        assert_eq!(out, &expected[..], "{unknowns:?}");
+    }
     assert_eq!(
         p.directional_derivative(&[V, Y], &[X, U], &[2.0, 3.0], &mut out),
         Ok(OK)
