@@ -17,9 +17,14 @@ pub struct Fmu {
 impl Fmu {
     /// Loads `target/fmu/<model>.fmu`; panics if it is missing or older than its sources.
     pub fn load(model: &str) -> Fmu {
+        Fmu::load_fresh(model).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Fmu::load`], an error where it would panic.
+    pub fn load_fresh(model: &str) -> Result<Fmu, String> {
         let path = fmu_dir().join(format!("{model}.fmu"));
-        check_fresh(&path, &fmu_sources()).unwrap_or_else(|e| panic!("{e}"));
-        Fmu::load_path(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        check_fresh(&path, &fmu_sources())?;
+        Fmu::load_path(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The FMU of every component crate under `fmu/`: a missing or stale one is a failure,

@@ -49,53 +49,24 @@ impl Matrix {
     }
 }
 
-/// An LU factorization with partial pivoting, `P A = L U`, L with a unit diagonal below U.
-pub struct Lu {
-    lu: Matrix,
-    pivot: Vec<usize>,
-}
+/// An LU factorization with partial pivoting, nalgebra's.
+pub struct Lu(nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>);
 
 impl Lu {
-    /// None for a matrix that is singular to working precision.
-    pub fn factor(mut m: Matrix) -> Option<Lu> {
-        let n = m.n;
-        let mut pivot = Vec::with_capacity(n);
-        for k in 0..n {
-            let p = (k..n)
-                .max_by(|a, b| m.get(*a, k).abs().total_cmp(&m.get(*b, k).abs()))
-                .unwrap();
-            if m.get(p, k) == 0.0 || !m.get(p, k).is_finite() {
-                return None;
-            }
-            pivot.push(p);
-            if p != k {
-                for j in 0..n {
-                    m.a.swap(k * n + j, p * n + j);
-                }
-            }
-            for i in k + 1..n {
-                let l = m.get(i, k) / m.get(k, k);
-                m.set(i, k, l);
-                for j in k + 1..n {
-                    m.set(i, j, m.get(i, j) - l * m.get(k, j));
-                }
-            }
-        }
-        Some(Lu { lu: m, pivot })
+    /// None for a matrix that is singular to working precision (a pivot 0 or not finite).
+    pub fn factor(m: Matrix) -> Option<Lu> {
+        let lu = nalgebra::DMatrix::from_row_slice(m.n, m.n, &m.a).lu();
+        let u = lu.u();
+        (0..m.n)
+            .all(|i| u[(i, i)] != 0.0 && u[(i, i)].is_finite())
+            .then_some(Lu(lu))
     }
 
     /// Solves `A x = b` in place.
     pub fn solve(&self, b: &mut [f64]) {
-        let (m, n) = (&self.lu, self.lu.n);
-        for k in 0..n {
-            b.swap(k, self.pivot[k]);
-        }
-        for i in 0..n {
-            b[i] -= (0..i).map(|j| m.get(i, j) * b[j]).sum::<f64>();
-        }
-        for i in (0..n).rev() {
-            b[i] = (b[i] - (i + 1..n).map(|j| m.get(i, j) * b[j]).sum::<f64>()) / m.get(i, i);
-        }
+        let mut x = nalgebra::DVector::from_column_slice(b);
+        self.0.solve_mut(&mut x);
+        b.copy_from_slice(x.as_slice());
     }
 }
 

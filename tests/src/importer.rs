@@ -191,6 +191,8 @@ pub struct Importer<'a, S: Stepper> {
     pub inst: Instance<'a>,
     pub events: Vec<f64>,
     pub stepper: S,
+    /// The step size the integration ended with, the next one's first try.
+    h: Option<f64>,
 }
 
 impl<S: Stepper> Importer<'_, S> {
@@ -289,6 +291,50 @@ impl<S: Stepper> Importer<'_, S> {
     }
 }
 
+/// The importer at the start of `sc`: instantiated for Model Exchange, the scenario's
+/// parameters set, initialized, the first event iteration done, in Continuous-Time Mode; and
+/// its states.
+pub fn start<'a, S: Stepper>(
+    fmu: &'a Fmu,
+    sc: &Scenario,
+    stepper: S,
+) -> (Importer<'a, S>, Vec<f64>) {
+    let inst = fmu.instantiate_me("me");
+    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
+    sc.set_parameters(&inst);
+    assert_eq!(inst.enter_initialization_mode(), OK);
+    // Inputs from t = 0 on, as the Co-Simulation run gets them: after initialization.
+    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
+    let me = Importer {
+        inst,
+        events: vec![],
+        stepper,
+        h: None,
+    };
+    let (s, _) = me.inst.event_iteration();
+    assert_eq!(s, OK);
+    assert_eq!(me.inst.enter_continuous_time_mode(), OK);
+    let (_, x) = me.inst.continuous_states();
+    (me, x)
+}
+
+impl<S: Stepper> Importer<'_, S> {
+    /// From communication point `t` with states `x` to `t + dt`: the scenario's inputs at `t`
+    /// set in Event Mode (an event, as for a time event) and held, the integrator step
+    /// completed, the instance left at `t + dt` and the states returned.
+    pub fn communicate(&mut self, sc: &Scenario, t: f64, dt: f64, x: Vec<f64>) -> Vec<f64> {
+        let x = self.event(t, &x, Some(sc));
+        let mut h = self.h.unwrap_or(sc.step / 10.0);
+        let x = self.integrate(t, t + dt, x, &mut h);
+        self.h = Some(h);
+        let (s, enter, stop) = self.inst.completed_integrator_step();
+        assert_eq!((s, enter, stop), (OK, 0, 0));
+        assert_eq!(self.inst.set_time(t + dt), OK);
+        assert_eq!(self.inst.set_continuous_states(&x), OK);
+        x
+    }
+}
+
 /// The scenario run by the importer stepping with `stepper`: the outputs at every
 /// communication point, the events, and the stepper (with what it counted).
 pub fn model_exchange<S: Stepper>(
@@ -297,32 +343,11 @@ pub fn model_exchange<S: Stepper>(
     names: &[String],
     stepper: S,
 ) -> (Run, S) {
-    let inst = fmu.instantiate_me("me");
-    assert_eq!(inst.setup_experiment(None, 0.0, None), OK);
-    sc.set_parameters(&inst);
-    assert_eq!(inst.enter_initialization_mode(), OK);
-    // Inputs from t = 0 on, as the Co-Simulation run gets them: after initialization.
-    assert_eq!(inst.exit_initialization_mode(), OK, "{}", inst.log_text());
-    let mut me = Importer {
-        inst,
-        events: vec![],
-        stepper,
-    };
-    let (s, _) = me.inst.event_iteration();
-    assert_eq!(s, OK);
-    assert_eq!(me.inst.enter_continuous_time_mode(), OK);
-    let (_, mut x) = me.inst.continuous_states();
+    let (mut me, mut x) = start(fmu, sc, stepper);
     let n = (sc.stop / sc.step).round() as usize;
-    let (mut rows, mut h) = (vec![], sc.step / 10.0);
+    let mut rows = vec![];
     for k in 0..n {
-        let t = k as f64 * sc.step;
-        // New inputs: an event at the communication point, as for a time event.
-        x = me.event(t, &x, Some(sc));
-        x = me.integrate(t, t + sc.step, x, &mut h);
-        let (s, enter, stop) = me.inst.completed_integrator_step();
-        assert_eq!((s, enter, stop), (OK, 0, 0));
-        assert_eq!(me.inst.set_time(t + sc.step), OK);
-        assert_eq!(me.inst.set_continuous_states(&x), OK);
+        x = me.communicate(sc, k as f64 * sc.step, sc.step, x);
         rows.push(outputs(&me.inst, names));
     }
     let run = Run {
@@ -330,4 +355,24 @@ pub fn model_exchange<S: Stepper>(
         events: me.events,
     };
     (run, me.stepper)
+}
+
+/// The importer of [`start`] run through the scenario's communication points up to `at`
+/// (the last step shortened to end there), the scenario's inputs at `at` set there in Event
+/// Mode, left in Continuous-Time Mode.
+pub fn run_until<'a, S: Stepper>(
+    fmu: &'a Fmu,
+    sc: &Scenario,
+    at: f64,
+    stepper: S,
+) -> Importer<'a, S> {
+    let (mut me, mut x) = start(fmu, sc, stepper);
+    let mut k = 0;
+    while (k as f64) * sc.step < at - 1e-12 {
+        let t = k as f64 * sc.step;
+        x = me.communicate(sc, t, sc.step.min(at - t), x);
+        k += 1;
+    }
+    me.event(at, &x, Some(sc));
+    me
 }

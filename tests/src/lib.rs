@@ -5,6 +5,7 @@
 pub mod fmi3;
 pub mod implicit;
 pub mod importer;
+pub mod linear;
 pub mod ode;
 pub mod scenario;
 pub mod sequence;

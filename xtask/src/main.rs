@@ -4,6 +4,7 @@ mod bench;
 mod components;
 mod docs_check;
 mod fuzz;
+mod linearize;
 mod links;
 mod mutants;
 mod package;
@@ -56,7 +57,7 @@ commands:
 validate, docs-check, memcheck and example package first (add --host-only for a linux64-only package;
 validate then fails, as the FMUs lack win64).
   memcheck   the abuse suite (every FMU) under valgrind memcheck: no invalid access, no leak
-  example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep): runs them, checks them, redraws the plots (chain_drive.py's and model_exchange.py's, which hold this machine's timings or last bits, under target/examples/)
+  example    the examples (examples/drivetrain: drivetrain.py (also with --fmi3), model_exchange.py, ssp.py; examples/motorcycle: motorcycle.py, chain_drive.py; examples/sweep; examples/linear: linear.py after `linearize VariableRatioTransmission --at 0`): runs them, checks them, redraws the plots (chain_drive.py's and model_exchange.py's, which hold this machine's timings or last bits, under target/examples/)
   fuzz [s]   the coverage-guided fuzzer (fuzz/, libFuzzer with ASan) on every model's FMI 2.0
              and FMI 3.0 calls in-process, for s seconds (default 60)
   fuzz-build [--no-asan]
@@ -76,6 +77,12 @@ validate then fails, as the FMUs lack win64).
              (target/mutants/untested.txt)
   bench [--host-only]
              ns per fmi2DoStep and per fmi2SetReal/fmi2GetReal, real-time factor
+  linearize <Model> [--scenario NAME] [--at SECONDS]
+             the linear model (A, B, C, D) at an operating point, from the FMU's directional
+             derivatives: the reference scenario (or NAME) run through FMI 2.0 Model Exchange
+             to SECONDS (default: its end); writes target/linear/<Model>.json (eigenvalues,
+             modes) and a Bode plot of each declared input-output pair; prints the modes.
+             Loads target/fmu/<Model>.fmu (package first)
   references regenerate reference-fmus/ from the independent closed-form solutions
   hashes     SHA-256 of every reference scenario's outputs from the C harness on linux64 and
              win64 (Wine): a refactoring that must change no result compares them";
@@ -127,6 +134,7 @@ fn main() -> ExitCode {
         Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
         Some("links") => links::links(),
+        Some("linearize") => linearize::linearize(&args),
         Some("references") => references(),
         _ => Err(USAGE.to_string()),
     };
@@ -226,7 +234,10 @@ pub fn venv() -> Result<PathBuf, String> {
 /// scenario of the validation compared); it runs 6 s longer over the validation.
 pub fn tool_install() -> Command {
     let mut cargo = Command::new(env!("CARGO"));
-    cargo.args(["install", "--debug"]);
+    // Without debug information: fmi-sim's install takes 190 s of CPU instead of 223.
+    cargo
+        .args(["install", "--debug"])
+        .env("CARGO_PROFILE_DEV_DEBUG", "0");
     cargo
 }
 
@@ -329,6 +340,9 @@ fn python_with_harness(
 fn example() -> Result<(), String> {
     let python = venv()?;
     let root = root();
+    // examples/linear reads the linear model this writes.
+    let args = ["linearize", "VariableRatioTransmission", "--at", "0"];
+    linearize::linearize(&args.map(String::from))?;
     for (script, flags) in [
         ("examples/drivetrain/drivetrain.py", &[][..]),
         // The same drivetrain with the FMI 3.0 FMUs in Event Mode, against the FMI 2.0 run.
@@ -338,6 +352,7 @@ fn example() -> Result<(), String> {
         ("examples/motorcycle/motorcycle.py", &[]),
         ("examples/motorcycle/chain_drive.py", &[]),
         ("examples/sweep/sweep.py", &[]),
+        ("examples/linear/linear.py", &[]),
     ] {
         run(Command::new(&python)
             .arg(root.join(script))

@@ -102,6 +102,11 @@ const BOTTOM: f64 = 38.0;
 
 /// One `<svg>` with a panel per series (two columns), `time` on every x-axis.
 pub fn figure(time: &[f64], series: &[Series]) -> String {
+    figure_over(time, "time [s]", series)
+}
+
+/// [`figure`] over any `x`, labelled `x_label`.
+pub fn figure_over(time: &[f64], x_label: &str, series: &[Series]) -> String {
     let columns = series.len().clamp(1, 2);
     let rows = series.len().div_ceil(2).max(1);
     let (width, height) = (PANEL_W * columns as f64, PANEL_H * rows as f64);
@@ -159,12 +164,13 @@ pub fn figure(time: &[f64], series: &[Series]) -> String {
         // Axes and axis labels.
         svg += &format!(
             "<rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#333\"/>\n\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">time [s]</text>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n\
              <text transform=\"translate({:.1},{:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
             x1 - x0,
             y1 - y0,
             (x0 + x1) / 2.0,
             y1 + 30.0,
+            escape(x_label),
             ox + 12.0,
             (y0 + y1) / 2.0,
             if s.unit.is_empty() { "[-]".to_string() } else { format!("[{}]", escape(s.unit)) }
