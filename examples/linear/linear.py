@@ -20,7 +20,7 @@ import os
 import sys
 
 import numpy as np
-from fmpy import simulate_fmu
+from fmpy import read_model_description, simulate_fmu
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -46,9 +46,11 @@ def main():
         assert abs(nearest - z) < 1e-7 * scale, (z, ours)
         ours.remove(nearest)
 
-    # The mode against its closed form, with the FMU's default parameters.
+    # The mode against its closed form, with the FMU's parameters (their start values).
     (mode,) = lin["modes"]
-    k_p, J_B, J_F = 30000.0, 0.01, 0.02
+    fmu = os.path.join(args.fmu_dir, "VariableRatioTransmission.fmu")
+    start = {v.name: v.start for v in read_model_description(fmu).modelVariables}
+    k_p, J_B, J_F = (float(start[n]) for n in ("k_p", "J_B", "J_F"))
     f_n = np.sqrt(k_p * (1 / J_B + u["r"] ** 2 / J_F)) / (2 * np.pi)
     assert abs(mode["frequency_hz"] - f_n) < 1e-9 * f_n, (mode, f_n)
     f_d = mode["frequency_hz"] * np.sqrt(1 - mode["damping_ratio"] ** 2)
@@ -56,7 +58,6 @@ def main():
           f"damping ratio {mode['damping_ratio']:.6f}, damped {f_d:.4f} Hz")
 
     # The FMU rings at that frequency: the inputs of the operating point held from rest.
-    fmu = os.path.join(args.fmu_dir, "VariableRatioTransmission.fmu")
     stop = 0.05
     inputs = np.array([(0.0, u["tau_B_ext"], u["tau_F_ext"], u["r"]),
                        (stop, u["tau_B_ext"], u["tau_F_ext"], u["r"])],

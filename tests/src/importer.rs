@@ -250,6 +250,20 @@ impl<S: Stepper> Importer<'_, S> {
         after
     }
 
+    /// From communication point `t` with states `x` to `t + dt`: the scenario's inputs at `t`
+    /// set in Event Mode (an event, as for a time event) and held, the integrator step
+    /// completed, the instance left at `t + dt` and the states returned.
+    pub fn communicate(&mut self, sc: &Scenario, t: f64, dt: f64, x: Vec<f64>) -> Vec<f64> {
+        let x = self.event(t, &x, Some(sc));
+        let mut h = self.h.unwrap_or(sc.step / 10.0);
+        let x = self.integrate(t, t + dt, x, &mut h);
+        self.h = Some(h);
+        let (s, enter, stop) = self.inst.completed_integrator_step();
+        assert_eq!((s, enter, stop), (OK, 0, 0));
+        assert_eq!(self.inst.set_time(t + dt), OK);
+        assert_eq!(self.inst.set_continuous_states(&x), OK);
+        x
+    }
     /// Integrates from `t0` to `t1` with the inputs held, events located and handled.
     fn integrate(&mut self, t0: f64, t1: f64, mut x: Vec<f64>, h: &mut f64) -> Vec<f64> {
         let mut t = t0;
@@ -316,23 +330,6 @@ pub fn start<'a, S: Stepper>(
     assert_eq!(me.inst.enter_continuous_time_mode(), OK);
     let (_, x) = me.inst.continuous_states();
     (me, x)
-}
-
-impl<S: Stepper> Importer<'_, S> {
-    /// From communication point `t` with states `x` to `t + dt`: the scenario's inputs at `t`
-    /// set in Event Mode (an event, as for a time event) and held, the integrator step
-    /// completed, the instance left at `t + dt` and the states returned.
-    pub fn communicate(&mut self, sc: &Scenario, t: f64, dt: f64, x: Vec<f64>) -> Vec<f64> {
-        let x = self.event(t, &x, Some(sc));
-        let mut h = self.h.unwrap_or(sc.step / 10.0);
-        let x = self.integrate(t, t + dt, x, &mut h);
-        self.h = Some(h);
-        let (s, enter, stop) = self.inst.completed_integrator_step();
-        assert_eq!((s, enter, stop), (OK, 0, 0));
-        assert_eq!(self.inst.set_time(t + dt), OK);
-        assert_eq!(self.inst.set_continuous_states(&x), OK);
-        x
-    }
 }
 
 /// The scenario run by the importer stepping with `stepper`: the outputs at every

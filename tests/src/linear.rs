@@ -233,25 +233,6 @@ impl Linear {
         e
     }
 
-    /// The oscillatory modes: each pair of eigenvalues with an imaginary part, once (the one
-    /// above the axis), from the slowest.
-    pub fn modes(&self) -> Vec<Mode> {
-        let mut modes: Vec<Mode> = self
-            .eigenvalues()
-            .iter()
-            .filter(|(_, im)| *im > 0.0)
-            .map(|(re, im)| {
-                let wn = re.hypot(*im);
-                Mode {
-                    hz: wn / (2.0 * std::f64::consts::PI),
-                    damping_ratio: -re / wn,
-                }
-            })
-            .collect();
-        modes.sort_by(|a, b| a.hz.total_cmp(&b.hz));
-        modes
-    }
-
     /// The transfer from input `j` to output `i` at `hz`: `C (s I - A)^-1 B + D`, `s = 2 pi i hz`;
     /// None where `s I - A` is singular.
     pub fn response(&self, i: usize, j: usize, hz: f64) -> Option<Complex<f64>> {
@@ -292,4 +273,22 @@ fn check(status: crate::Status, inst: &Instance) -> Result<(), String> {
         OK => Ok(()),
         s => Err(format!("status {s}: {}", inst.log_text())),
     }
+}
+
+/// The oscillatory modes of `eigenvalues`: each pair with an imaginary part, once (the one
+/// above the axis), from the slowest.
+pub fn modes(eigenvalues: &[(f64, f64)]) -> Vec<Mode> {
+    let mut modes: Vec<Mode> = eigenvalues
+        .iter()
+        .filter(|(_, im)| *im > 0.0)
+        .map(|(re, im)| {
+            let wn = re.hypot(*im);
+            Mode {
+                hz: wn / (2.0 * std::f64::consts::PI),
+                damping_ratio: -re / wn,
+            }
+        })
+        .collect();
+    modes.sort_by(|a, b| a.hz.total_cmp(&b.hz));
+    modes
 }

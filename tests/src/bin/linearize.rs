@@ -3,7 +3,7 @@
 //!
 //!     linearize <Model> <out.json> [--scenario NAME] [--at SECONDS]
 
-use fmu_harness::linear::{operating_point, Linear};
+use fmu_harness::linear::{modes, operating_point, Linear};
 use fmu_harness::Fmu;
 use serde_json::json;
 
@@ -35,10 +35,11 @@ fn main() -> Result<(), String> {
         lin.inputs.len(),
         lin.outputs.len()
     );
-    for (re, im) in lin.eigenvalues() {
+    let eigenvalues = lin.eigenvalues();
+    for (re, im) in &eigenvalues {
         println!("  eigenvalue {re:.6e} {im:+.6e}i");
     }
-    let modes = lin.modes();
+    let modes = modes(&eigenvalues);
     for m in &modes {
         println!(
             "  mode {:.6} Hz, damping ratio {:.6}",
