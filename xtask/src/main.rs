@@ -104,9 +104,6 @@ const PYTHON_PACKAGES: &[&str] = &[
     "cargo-zigbuild==0.24.0",
 ];
 
-/// The Rust importer, installed into target/tools (it needs libclang for its FMI bindings).
-const FMI_SIM_VERSION: &str = "0.7.0";
-
 fn main() -> ExitCode {
     if let Some(only) = std::env::var_os(fuzz::COVERAGE_ONLY) {
         return fuzz::rustc_wrapper(&only);
@@ -229,33 +226,39 @@ pub fn venv() -> Result<PathBuf, String> {
     Ok(python)
 }
 
-/// `cargo install --debug` of a tool the suite runs (fmi-sim, cargo-mutants): fmi-sim's 201
-/// crates build in 170 s of CPU instead of 460 s, and its results are the same to the bit (each
-/// scenario of the validation compared); it runs 6 s longer over the validation.
+/// `cargo install --debug` of a tool the suite runs (cargo-mutants), without debug information:
+/// unoptimized, a tool builds in a fraction of the CPU time and its results are the same.
 pub fn tool_install() -> Command {
     let mut cargo = Command::new(env!("CARGO"));
-    // Without debug information: fmi-sim's install takes 190 s of CPU instead of 223.
     cargo
         .args(["install", "--debug"])
         .env("CARGO_PROFILE_DEV_DEBUG", "0");
     cargo
 }
 
-/// `target/tools/bin/fmi-sim`, installed with `cargo install` on first use.
-fn fmi_sim() -> Result<PathBuf, String> {
-    let tools = root().join("target/tools");
-    let exe = tools.join("bin/fmi-sim");
-    let installed = Command::new(&exe)
-        .arg("--version")
-        .output()
-        // 0.7.0 prints its version as an error, on stderr.
-        .map(|o| {
-            let text = [o.stdout, o.stderr].concat();
-            String::from_utf8_lossy(&text).contains(FMI_SIM_VERSION)
-        })
-        .unwrap_or(false);
-    if installed {
-        return Ok(exe);
+/// Cargo on `importers/rust-fmi` (rust-fmi's crates as an importer: the fmi-sim command and
+/// the tests that drive every FMU through the fmi crate), built into `target/tools/rust-fmi`
+/// with the versions of its Cargo.lock (fmi-sim 0.7.0's own, as `cargo install --locked`
+/// takes them).
+fn rust_fmi_cargo(subcommand: &str) -> Command {
+    let root = root();
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args([subcommand, "--locked", "--manifest-path"])
+        .arg(root.join("importers/rust-fmi/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root.join("target/tools/rust-fmi"));
+    cargo
+}
+
+/// Set to this checkout's fmi-sim for an xtask run on another checkout (the scaffold check's
+/// copy), which then takes it rather than building its own.
+pub const FMI_SIM_BUILT: &str = "XTASK_FMI_SIM";
+
+/// rust-fmi's `fmi-sim` command, built with the rust-fmi tests (the fmi crates compile once
+/// for both); their FMI bindings need libclang.
+pub fn fmi_sim() -> Result<PathBuf, String> {
+    if let Some(exe) = std::env::var_os(FMI_SIM_BUILT) {
+        return Ok(exe.into());
     }
     let has_libclang = Command::new("dpkg")
         .args(["-s", "libclang-dev"])
@@ -265,16 +268,16 @@ fn fmi_sim() -> Result<PathBuf, String> {
         run(Command::new("apt-get").arg("update"))?;
         run(Command::new("apt-get").args(["install", "-y", "libclang-dev"]))?;
     }
-    run(tool_install()
-        .args([
-            "fmi-sim",
-            "--locked",
-            "--version",
-            FMI_SIM_VERSION,
-            "--root",
-        ])
-        .arg(&tools))?;
-    Ok(exe)
+    run(rust_fmi_cargo("test").args(["--no-run", "--test", "rust_fmi"]))?;
+    Ok(root().join("target/tools/rust-fmi/debug/fmi-sim"))
+}
+
+/// Every packaged FMU through rust-fmi (importers/rust-fmi/tests): both model descriptions
+/// read by fmi-schema, every reference scenario run through the fmi crate, Co-Simulation and
+/// Model Exchange, FMI 2.0 and 3.0, judged against the references.
+fn rust_fmi_tests() -> Result<(), String> {
+    fmi_sim()?;
+    run(rust_fmi_cargo("test").args(["--test", "rust_fmi"]))
 }
 
 /// The validation's own checks, fed deliberately broken inputs (xtask/python/test_checks.py).

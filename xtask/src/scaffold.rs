@@ -213,6 +213,7 @@ pub fn check() -> Result<(), String> {
         Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
             .args(["validate", "--only", name])
             .env(ROOT, &copy)
+            .env(crate::FMI_SIM_BUILT, crate::fmi_sim()?)
             .env("XTASK_BUILD_DIR", &shared)
             .current_dir(&copy),
     )

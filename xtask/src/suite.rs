@@ -5,7 +5,7 @@ use crate::fuzz::{fuzz_run, fuzzers};
 use crate::package::{self, Platforms};
 use crate::{
     check_the_checks, components, docs_check, example, fmi_sim, platforms, python_with_harness,
-    root, run, scaffold, stages, valgrind, validation_report, venv, venv_bin,
+    root, run, rust_fmi_tests, scaffold, stages, valgrind, validation_report, venv, venv_bin,
 };
 use std::path::Path;
 use std::process::Command;
@@ -120,7 +120,7 @@ fn everything() -> Result<(), String> {
     const WINDOWS: &str = "package: win64 build";
     const AARCH64: &str = "package: aarch64 build";
     const WRITE: &str = "package: write FMI 2.0 and 3.0";
-    const FMI_SIM: &str = "fmi-sim install";
+    const FMI_SIM: &str = "rust-fmi build (fmi-sim, tests)";
     const PACKAGED_TESTS: &str = "cargo test: packaged FMUs, xtask";
     const FUZZ_BUILD: &str = "fuzz: build and the fuzzer's tests";
     const FUZZ_RUN: &str = "fuzz: 60 s";
@@ -157,6 +157,7 @@ fn everything() -> Result<(), String> {
                 None => Err("no fuzzer built".into()),
             }
         }),
+        job("rust-fmi tests", &[WRITE, FMI_SIM], rust_fmi_tests),
         job("docs check", &[WRITE, DEBIAN], docs_check::docs_check),
         job("the checks' checks", &[FMI_SIM, HARNESS], check_the_checks),
         job("examples", &[WRITE], example),

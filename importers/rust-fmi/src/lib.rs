@@ -1,0 +1,3 @@
+pub mod access;
+pub mod run;
+pub mod scenario;
