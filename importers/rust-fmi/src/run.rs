@@ -7,6 +7,7 @@
 use crate::access::{checked, Access, Kind, Layout, Port};
 use crate::scenario::{Scenario, Value};
 use fmi::fmi2::import::Fmi2Import;
+use fmi::fmi2::instance::InstanceME;
 use fmi::fmi3::import::Fmi3Import;
 use fmi::fmi3::Fmi3Model;
 use fmi::traits::{FmiInstance, FmiModelExchange};
@@ -170,29 +171,54 @@ fn me_tolerance(sc: &Scenario) -> f64 {
     (sc.tol * 1e-4).max(1e-13)
 }
 
-fn model_exchange<I: FmiModelExchange + Access>(
+/// The instance initialized with the scenario's parameters, its first event iteration done
+/// with the inputs at the start set, in Continuous-Time Mode; and its states.
+fn start<'a, I: FmiModelExchange + Access>(
     mut inst: I,
-    layout: &Layout,
+    layout: &'a Layout,
     sc: &Scenario,
-) -> Result<Run, String> {
+) -> Result<(Me<'a, I>, Vec<f64>), String> {
     initialize(&mut inst, layout, sc)?;
+    // After initialization the instance is in Event Mode.
+    set_inputs(&mut inst, layout, sc, 0.0)?;
     let mut me = Me {
         inst: RefCell::new(inst),
         layout,
         rtol: me_tolerance(sc),
         events: 0,
     };
-    // After initialization the instance is in Event Mode.
     me.iterate(0.0)?;
     let mut x = vec![0.0; layout.states];
     me.call("get states", |i| i.get_continuous_states(&mut x))?;
+    Ok((me, x))
+}
+
+/// An FMI 2.0 Model Exchange instance at the start of `sc` ([`start`]), with its import (which
+/// holds the unpacked FMU) and layout.
+pub fn fmi2_at_start(
+    fmu: &Path,
+    sc: &Scenario,
+) -> Result<(Fmi2Import, InstanceME, Layout, Vec<f64>), String> {
+    let import: Fmi2Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
+    let layout = Layout::of_fmi2(&import);
+    let inst = checked("fmi2Instantiate", import.instantiate_me("me", false, false))?;
+    let (me, x) = start(inst, &layout, sc)?;
+    Ok((import, me.inst.into_inner(), layout, x))
+}
+
+fn model_exchange<I: FmiModelExchange + Access>(
+    inst: I,
+    layout: &Layout,
+    sc: &Scenario,
+) -> Result<Run, String> {
+    let (mut me, mut x) = start(inst, layout, sc)?;
     let mut run = Run::new(sc);
     let mut h = sc.step / 10.0;
     for w in sc.grid().windows(2) {
         let (t0, t1) = (w[0], w[1]);
         me.call("enter event mode", |i| i.enter_event_mode())?;
         set_inputs(me.inst.get_mut(), layout, sc, t0)?;
-        let next = me.iterate(t0)?;
+        let mut next = me.iterate(t0)?;
         me.call("get states", |i| i.get_continuous_states(&mut x))?;
         let mut t = t0;
         while t < t1 - 1e-13 {
@@ -206,7 +232,7 @@ fn model_exchange<I: FmiModelExchange + Access>(
             })?;
             if event || enter || (end < t1 && t >= end - 1e-13) {
                 me.call("enter event mode", |i| i.enter_event_mode())?;
-                me.iterate(t)?;
+                next = me.iterate(t)?;
                 me.call("get states", |i| i.get_continuous_states(&mut x))?;
             }
         }

@@ -193,3 +193,73 @@ fn fmi2_model_exchange_meets_the_references() {
 fn fmi3_model_exchange_meets_the_references() {
     every_scenario("FMI 3.0 ME", 3, run::model_exchange3);
 }
+
+/// fmi2GetDirectionalDerivative through the fmi crate, one unit seed per state, at the start of
+/// each model's reference scenario: the columns of df/dx against central differences of
+/// fmi2GetDerivatives through the same crate, each entry within 1e-6 of its row's largest.
+/// (The crate checks a call's counts wrongly, `known_vrs.len() == dv_unknown_values.len()`: a
+/// call with fewer knowns than unknowns panics in it; df/dx asks as many as it answers.)
+#[test]
+fn fmi2_directional_derivatives_through_the_fmi_crate_match_differences() {
+    use fmi::fmi2::instance::{Common, InstanceME, ModelExchange};
+    for model in MODELS {
+        let sc = &scenarios(model)[0];
+        let (import, mut inst, _, x) = run::fmi2_at_start(&fmu(2, model), sc).unwrap();
+        let md = import.model_description();
+        let vars: Vec<_> = md.get_model_variables().collect();
+        let variable = |index: u32| vars[index as usize - 1];
+        let derivatives = &md.model_structure.derivatives.unknowns;
+        let unknowns: Vec<u32> = derivatives
+            .iter()
+            .map(|u| variable(u.index).value_reference)
+            .collect();
+        let knowns: Vec<u32> = derivatives
+            .iter()
+            .map(|u| match &variable(u.index).elem {
+                ScalarVariableElement::Real(r) => variable(r.derivative.unwrap()).value_reference,
+                other => panic!("{model}: a derivative {other:?}"),
+            })
+            .collect();
+        let n = knowns.len();
+        let mut f = |inst: &mut InstanceME, x: &[f64]| {
+            inst.set_continuous_states(x).unwrap();
+            let mut dx = vec![0.0; n];
+            inst.get_derivatives(&mut dx).unwrap();
+            dx
+        };
+        let (mut exact, mut differences) = (vec![vec![0.0; n]; n], vec![vec![0.0; n]; n]);
+        for j in 0..n {
+            f(&mut inst, &x);
+            let mut seed = vec![0.0; n];
+            seed[j] = 1.0;
+            let mut column = vec![0.0; n];
+            inst.get_directional_derivative(&unknowns, &knowns, &seed, &mut column)
+                .unwrap_or_else(|e| panic!("{model}: {e:?}"));
+            let h = 1e-6 * (1.0 + x[j].abs());
+            let (mut up, mut down) = (x.clone(), x.clone());
+            up[j] += h;
+            down[j] -= h;
+            let (fu, fd) = (f(&mut inst, &up), f(&mut inst, &down));
+            for i in 0..n {
+                exact[i][j] = column[i];
+                differences[i][j] = (fu[i] - fd[i]) / (2.0 * h);
+            }
+        }
+        let mut worst = 0.0f64;
+        for (i, (e, d)) in exact.iter().zip(&differences).enumerate() {
+            // A row the states do not enter (differences of zero) is judged absolutely.
+            let scale = d.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-9);
+            for (j, (a, b)) in e.iter().zip(d).enumerate() {
+                let gap = (a - b).abs() / scale;
+                assert!(
+                    gap <= 1e-6,
+                    "{model}: df/dx[{i}][{j}] = {a}, differences {b}"
+                );
+                worst = worst.max(gap);
+            }
+        }
+        println!(
+            "{model}: df/dx ({n} x {n}) through the fmi crate against differences: {worst:.1e}"
+        );
+    }
+}
