@@ -221,7 +221,7 @@ fn fmi2_directional_derivatives_through_the_fmi_crate_match_differences() {
             })
             .collect();
         let n = knowns.len();
-        let mut f = |inst: &mut InstanceME, x: &[f64]| {
+        let f = |inst: &mut InstanceME, x: &[f64]| {
             inst.set_continuous_states(x).unwrap();
             let mut dx = vec![0.0; n];
             inst.get_derivatives(&mut dx).unwrap();
