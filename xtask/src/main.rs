@@ -38,6 +38,9 @@ commands:
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
              compare with the reference; Windows against Linux, states across platforms
+  rust-fmi   every FMU through rust-fmi's crates (importers/rust-fmi): both model descriptions
+             read by fmi-schema, every reference scenario as Co-Simulation and Model Exchange,
+             FMI 2.0 and 3.0, and df/dx, through the fmi crate
   docs-check the links of the Markdown pages (as `links`), then every FMU's
              documentation/index.html in headless Chromium (installed with apt if missing): no
              console message, the reference plot in the DOM and painted, the screenshot not
@@ -45,8 +48,8 @@ commands:
   links      every relative link and #anchor of the Markdown files git lists (README.md,
              docs/, examples/, ...) points to an existing file and heading; http(s) links are
              not fetched
-  test       the whole suite: package, cargo test, docs-check, fuzz,
-             memcheck, the checks' own tests, validate, example, scaffold-check, as jobs on two
+  test       the whole suite: package, cargo test, docs-check, fuzz, memcheck, the checks'
+             own tests, validate, rust-fmi, example, scaffold-check, as jobs on two
              cores; prints the table of what each took and writes it to target/test-stages.md
   dev <Model>
              the inner loop of a change to one component: its crate's tests, its FMUs packaged
@@ -130,6 +133,7 @@ fn main() -> ExitCode {
         Some("memcheck") => packaged(&args, suite::memcheck),
         Some("mutants") => mutants::mutants(&args),
         Some("docs-check") => packaged(&args, docs_check::docs_check),
+        Some("rust-fmi") => packaged(&args, rust_fmi_tests),
         Some("links") => links::links(),
         Some("linearize") => linearize::linearize(&args),
         Some("references") => references(),
