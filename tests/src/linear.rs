@@ -276,11 +276,16 @@ fn check(status: crate::Status, inst: &Instance) -> Result<(), String> {
 }
 
 /// The oscillatory modes of `eigenvalues`: each pair with an imaginary part, once (the one
-/// above the axis), from the slowest.
+/// above the axis), from the slowest. A pair within 1e-6 of the largest eigenvalue's size of
+/// zero is a zero eigenvalue, not a mode: a repeated zero (a free rotation: angle and speed)
+/// comes out of the eigenvalue solver split by about the square root of the rounding error.
 pub fn modes(eigenvalues: &[(f64, f64)]) -> Vec<Mode> {
+    let largest = eigenvalues
+        .iter()
+        .fold(0.0f64, |m, (re, im)| m.max(re.hypot(*im)));
     let mut modes: Vec<Mode> = eigenvalues
         .iter()
-        .filter(|(_, im)| *im > 0.0)
+        .filter(|(re, im)| *im > 0.0 && re.hypot(*im) > 1e-6 * largest)
         .map(|(re, im)| {
             let wn = re.hypot(*im);
             Mode {
@@ -291,4 +296,29 @@ pub fn modes(eigenvalues: &[(f64, f64)]) -> Vec<Mode> {
         .collect();
     modes.sort_by(|a, b| a.hz.total_cmp(&b.hz));
     modes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::modes;
+
+    /// The ChainDrive's linear model at the end of its reference scenario: a free rotation
+    /// (a double zero, split by rounding) beside two modes.
+    #[test]
+    fn a_split_zero_is_no_mode() {
+        let eigenvalues = [
+            (-11.72418, -31.96791),
+            (-11.72418, 31.96791),
+            (-2.743882, 0.0),
+            (-0.1741318, -137.5588),
+            (-0.1741318, 137.5588),
+            (8.325991e-14, -1.124298e-12),
+            (8.325991e-14, 1.124298e-12),
+        ];
+        let found = modes(&eigenvalues);
+        assert_eq!(found.len(), 2);
+        assert!((found[0].hz - 5.419228).abs() < 1e-4, "{}", found[0].hz);
+        assert!((found[1].hz - 21.893186).abs() < 1e-4, "{}", found[1].hz);
+        assert!((found[1].damping_ratio - 0.001266).abs() < 1e-6);
+    }
 }
