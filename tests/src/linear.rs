@@ -96,10 +96,13 @@ pub fn operating_point<'a>(
             sc.stop
         ));
     }
-    Ok((
-        run_until(fmu, sc, at, DormandPrince { rtol: 1e-10 }).inst,
-        at,
-    ))
+    Ok((operating_point_of(fmu, sc, at), at))
+}
+
+/// The instance at `at` of the scenario `sc` (its parameters and inputs), through the tests'
+/// Model Exchange importer (Dormand-Prince at 1e-10, events located), in Continuous-Time Mode.
+pub fn operating_point_of<'a>(fmu: &'a Fmu, sc: &Scenario, at: f64) -> Instance<'a> {
+    run_until(fmu, sc, at, DormandPrince { rtol: 1e-10 }).inst
 }
 
 impl Linear {

@@ -121,6 +121,69 @@ fn the_variable_ratio_transmission_has_its_torsional_mode() {
 /// On every FMU, at the middle of its reference scenario, the linear model from the FMU's
 /// directional derivatives agrees with the one from central differences of its derivatives
 /// and outputs, entry by entry, within what differences resolve.
+/// The ChainDrive's chain mode with a run taut, against its drive line with the swing arm held
+/// (the suspension 10^5 times stiffer): the drive sprocket (J1 = J_ds, bearing c1 = gamma_ds)
+/// and the wheel (J2 = J_rw, bearing and brake c2 = gamma_rw + c_brake) joined by the taut run
+/// (k = k_chain, c = c_chain), which each sprocket pays out at its pitch radius (r1 = r_ds,
+/// r2 = r_ws): with a = (r1, -r2), det(M s^2 + C s + (k + c s) a a^T) = s P(s),
+///   P(s) = (J1 s + c1)(J2 s + c2) s + (k + c s)(r1^2 (J2 s + c2) + r2^2 (J1 s + c1)),
+/// whose roots are the chain mode's pair and the drive line's decay. Each must be an eigenvalue
+/// of the linear model at the end of the reference scenario, to 1e-6 of its size.
+#[test]
+fn the_chain_drive_has_the_chain_mode_of_its_drive_line() {
+    use fmu_harness::linear::operating_point_of;
+    use fmu_harness::scenario::scenarios;
+    use model_description::VariableType;
+    use nalgebra::Matrix3;
+    let fmu = Fmu::load("ChainDrive");
+    let start = |name: &str| match fmu.md.variable(name).map(|v| &v.kind) {
+        Some(VariableType::Real { start: Some(s), .. }) => *s,
+        other => panic!("{name}: {other:?}"),
+    };
+    let mut sc = scenarios("ChainDrive").remove(0);
+    sc.params.push(("k_susp".into(), 1e5 * start("k_susp")));
+    let at = sc.stop;
+    let inst = operating_point_of(&fmu, &sc, at);
+    let mode = inst.int("chain_mode");
+    assert!(
+        mode == 1 || mode == -1,
+        "one run taut, not chain_mode {mode}"
+    );
+    let lin = Linear::exact(&fmu, &inst, at).unwrap();
+    let (j1, j2, r1, r2) = (start("J_ds"), start("J_rw"), start("r_ds"), start("r_ws"));
+    let (k, c) = (start("k_chain"), start("c_chain"));
+    let c1 = start("gamma_ds");
+    let c2 = start("gamma_rw") + sc.inputs_at(at)[2];
+    assert_eq!(sc.names[2], "c_brake");
+    let (a, b) = (r1 * r1 * j2 + r2 * r2 * j1, r1 * r1 * c2 + r2 * r2 * c1);
+    // P(s) / (J1 J2) = s^3 + p2 s^2 + p1 s + p0, and its companion matrix.
+    let p2 = (j1 * c2 + j2 * c1 + c * a) / (j1 * j2);
+    let p1 = (c1 * c2 + k * a + c * b) / (j1 * j2);
+    let p0 = k * b / (j1 * j2);
+    let companion = Matrix3::new(0.0, 0.0, -p0, 1.0, 0.0, -p1, 0.0, 1.0, -p2);
+    let eigenvalues = lin.eigenvalues();
+    for root in companion.complex_eigenvalues().iter() {
+        let (gap, nearest) = eigenvalues
+            .iter()
+            .map(|(re, im)| ((re - root.re).hypot(im - root.im), (*re, *im)))
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .unwrap();
+        assert!(
+            gap <= 1e-6 * root.norm(),
+            "drive line root {root} against the linear model's {nearest:?} ({eigenvalues:?})"
+        );
+        eprintln!(
+            "drive line root {root}: {:.1e} of it from {nearest:?}",
+            gap / root.norm()
+        );
+    }
+    eprintln!(
+        "ChainDrive, swing arm held, chain_mode {mode}: drive line {:?}; modes {:?}",
+        companion.complex_eigenvalues(),
+        modes(&eigenvalues)
+    );
+}
+
 #[test]
 fn the_exact_linear_model_agrees_with_differences() {
     for model in models_under_test() {
