@@ -157,16 +157,19 @@ fn everything() -> Result<(), String> {
                 None => Err("no fuzzer built".into()),
             }
         }),
+        // The two long checks before the short ones: while one worker builds the fuzzers and
+        // fuzzes, the other takes them, and the short ones fill in at the end.
+        job("examples", &[WRITE], example),
+        // After the builds whose dependencies it reuses (not the fuzzers': the copy's fuzz
+        // crate is not built).
+        job(
+            "scaffold check",
+            &[LINUX, WINDOWS, AARCH64, FMI_SIM, HARNESS],
+            scaffold::check,
+        ),
         job("rust-fmi tests", &[WRITE, FMI_SIM], rust_fmi_tests),
         job("docs check", &[WRITE, DEBIAN], docs_check::docs_check),
         job("the checks' checks", &[FMI_SIM, HARNESS], check_the_checks),
-        job("examples", &[WRITE], example),
-        // After the builds whose dependencies it reuses.
-        job(
-            "scaffold check",
-            &[LINUX, WINDOWS, AARCH64, FUZZ_BUILD, FMI_SIM, HARNESS],
-            scaffold::check,
-        ),
         job(
             "validation report",
             &[VALIDATE, PACKAGED_TESTS, MEMCHECK, FUZZ_RUN],
