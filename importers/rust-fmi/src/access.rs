@@ -112,20 +112,38 @@ pub fn checked<T, E: std::fmt::Debug>(what: &str, r: Result<T, E>) -> Result<T, 
     r.map_err(|e| format!("{what}: {e:?}"))
 }
 
-macro_rules! fmi2_access {
-    ($ty:ty) => {
-        impl Access for $ty {
+/// A Boolean as either version returns it (fmi2Boolean is an int), as a Real.
+trait IntoReal {
+    fn into_real(self) -> f64;
+}
+
+impl IntoReal for i32 {
+    fn into_real(self) -> f64 {
+        self.into()
+    }
+}
+
+impl IntoReal for bool {
+    fn into_real(self) -> f64 {
+        u8::from(self).into()
+    }
+}
+
+/// [`Access`] for instance types of one version: the version's getter and setter trait, its name in
+/// messages, its Real and Integer calls and its Boolean `false`.
+macro_rules! access {
+    ([$($ty:ty),+], $calls:path, $fmi:literal, $set_real:ident, $get_real:ident, $set_int:ident,
+     $get_int:ident, $false:expr) => {
+        $(impl Access for $ty {
             fn set(&mut self, port: Port, value: Value) -> Result<(), String> {
-                use fmi::fmi2::instance::Common;
-                let what = format!("fmi2Set value reference {} = {value:?}", port.vr);
+                use $calls;
+                let what = format!("{}Set value reference {} = {value:?}", $fmi, port.vr);
                 let vr = &[port.vr];
                 match (value, port.kind) {
-                    (Value::Integer(v), Kind::Integer) => {
-                        checked(&what, self.set_integer(vr, &[v]))
-                    }
-                    (Value::Real(v), Kind::Real) => checked(&what, self.set_real(vr, &[v])),
+                    (Value::Integer(v), Kind::Integer) => checked(&what, self.$set_int(vr, &[v])),
+                    (Value::Real(v), Kind::Real) => checked(&what, self.$set_real(vr, &[v])),
                     (Value::Integer(v), Kind::Real) => {
-                        checked(&what, self.set_real(vr, &[v.into()]))
+                        checked(&what, self.$set_real(vr, &[v.into()]))
                     }
                     _ => Err(format!("{what}: not a {:?}", port.kind)),
                 }
@@ -133,70 +151,50 @@ macro_rules! fmi2_access {
             }
 
             fn get(&mut self, port: Port) -> Result<f64, String> {
-                use fmi::fmi2::instance::Common;
-                let what = format!("fmi2Get value reference {}", port.vr);
+                use $calls;
+                let what = format!("{}Get value reference {}", $fmi, port.vr);
                 let vr = &[port.vr];
                 match port.kind {
                     Kind::Real => {
                         let mut v = [0.0];
-                        checked(&what, self.get_real(vr, &mut v)).map(|_| v[0])
+                        checked(&what, self.$get_real(vr, &mut v)).map(|_| v[0])
                     }
                     Kind::Integer => {
                         let mut v = [0];
-                        checked(&what, self.get_integer(vr, &mut v)).map(|_| v[0].into())
+                        checked(&what, self.$get_int(vr, &mut v)).map(|_| v[0].into())
                     }
                     Kind::Boolean => {
-                        let mut v = [0];
-                        checked(&what, self.get_boolean(vr, &mut v)).map(|_| v[0].into())
+                        let mut v = [$false];
+                        checked(&what, self.get_boolean(vr, &mut v)).map(|_| v[0].into_real())
                     }
                 }
             }
-        }
+        })+
     };
 }
-fmi2_access!(fmi::fmi2::instance::InstanceCS);
-fmi2_access!(fmi::fmi2::instance::InstanceME);
-
-macro_rules! fmi3_access {
-    ($ty:ty) => {
-        impl Access for $ty {
-            fn set(&mut self, port: Port, value: Value) -> Result<(), String> {
-                use fmi::fmi3::GetSet;
-                let what = format!("fmi3Set value reference {} = {value:?}", port.vr);
-                let vr = &[port.vr];
-                match (value, port.kind) {
-                    (Value::Integer(v), Kind::Integer) => checked(&what, self.set_int32(vr, &[v])),
-                    (Value::Real(v), Kind::Real) => checked(&what, self.set_float64(vr, &[v])),
-                    (Value::Integer(v), Kind::Real) => {
-                        checked(&what, self.set_float64(vr, &[v.into()]))
-                    }
-                    _ => Err(format!("{what}: not a {:?}", port.kind)),
-                }
-                .map(|_| ())
-            }
-
-            fn get(&mut self, port: Port) -> Result<f64, String> {
-                use fmi::fmi3::GetSet;
-                let what = format!("fmi3Get value reference {}", port.vr);
-                let vr = &[port.vr];
-                match port.kind {
-                    Kind::Real => {
-                        let mut v = [0.0];
-                        checked(&what, self.get_float64(vr, &mut v)).map(|_| v[0])
-                    }
-                    Kind::Integer => {
-                        let mut v = [0];
-                        checked(&what, self.get_int32(vr, &mut v)).map(|_| v[0].into())
-                    }
-                    Kind::Boolean => {
-                        let mut v = [false];
-                        checked(&what, self.get_boolean(vr, &mut v))
-                            .map(|_| f64::from(u8::from(v[0])))
-                    }
-                }
-            }
-        }
-    };
-}
-fmi3_access!(fmi::fmi3::instance::InstanceCS);
-fmi3_access!(fmi::fmi3::instance::InstanceME);
+access!(
+    [
+        fmi::fmi2::instance::InstanceCS,
+        fmi::fmi2::instance::InstanceME
+    ],
+    fmi::fmi2::instance::Common,
+    "fmi2",
+    set_real,
+    get_real,
+    set_integer,
+    get_integer,
+    0
+);
+access!(
+    [
+        fmi::fmi3::instance::InstanceCS,
+        fmi::fmi3::instance::InstanceME
+    ],
+    fmi::fmi3::GetSet,
+    "fmi3",
+    set_float64,
+    get_float64,
+    set_int32,
+    get_int32,
+    false
+);

@@ -5,7 +5,7 @@
 //! state events located by bisection and the FMU's event iteration done at each.
 
 use crate::access::{checked, Access, Kind, Layout, Port};
-use crate::scenario::{Scenario, Value};
+use crate::scenario::{grid, inputs_at, Scenario, Value};
 use fmi::fmi2::import::Fmi2Import;
 use fmi::fmi2::instance::InstanceME;
 use fmi::fmi3::import::Fmi3Import;
@@ -18,7 +18,7 @@ use std::path::Path;
 #[path = "../../../tests/src/ode.rs"]
 mod ode;
 
-/// The outputs the reference has, at every communication point after the start.
+/// The outputs asked for, at every communication point after the start.
 pub struct Run {
     pub names: Vec<String>,
     pub time: Vec<f64>,
@@ -28,9 +28,9 @@ pub struct Run {
 }
 
 impl Run {
-    fn new(sc: &Scenario) -> Run {
+    fn new(outputs: &[String]) -> Run {
         Run {
-            names: sc.reference.names[1..].to_vec(),
+            names: outputs.to_vec(),
             time: vec![],
             rows: vec![],
             events: 0,
@@ -51,12 +51,12 @@ impl Run {
 
 /// The scenario's parameters, each as the variable's type reads what the file writes.
 fn set_parameters(inst: &mut impl Access, layout: &Layout, sc: &Scenario) -> Result<(), String> {
-    for (name, text) in &sc.params {
+    for (name, v) in &sc.params {
         let port = layout.port(name)?;
         let value = if port.kind == Kind::Integer {
-            Value::Integer(text.parse().map_err(|e| format!("{name} = {text}: {e}"))?)
+            Value::Integer(*v as i32)
         } else {
-            Value::Real(text.parse().map_err(|e| format!("{name} = {text}: {e}"))?)
+            Value::Real(*v)
         };
         inst.set(port, value)?;
     }
@@ -69,7 +69,7 @@ fn set_inputs(
     sc: &Scenario,
     t: f64,
 ) -> Result<(), String> {
-    for (name, value) in sc.inputs_at(t) {
+    for (name, value) in inputs_at(sc, t) {
         let port: Port = layout.port(name)?;
         inst.set(port, value)?;
     }
@@ -95,11 +95,12 @@ fn co_simulation<I: FmiInstance + Access>(
     mut inst: I,
     layout: &Layout,
     sc: &Scenario,
+    outputs: &[String],
     step: impl Fn(&mut I, f64, f64) -> Result<(), String>,
 ) -> Result<Run, String> {
     initialize(&mut inst, layout, sc)?;
-    let mut run = Run::new(sc);
-    for w in sc.grid().windows(2) {
+    let mut run = Run::new(outputs);
+    for w in grid(sc).windows(2) {
         set_inputs(&mut inst, layout, sc, w[0])?;
         step(&mut inst, w[0], w[1] - w[0]).map_err(|e| format!("t = {}: {e}", w[0]))?;
         run.record(&mut inst, layout, w[1])?;
@@ -108,25 +109,36 @@ fn co_simulation<I: FmiInstance + Access>(
     Ok(run)
 }
 
-pub fn co_simulation2(fmu: &Path, sc: &Scenario) -> Result<Run, String> {
-    use fmi::fmi2::instance::CoSimulation;
+/// The FMU unpacked by the fmi crate, and its variables as the runs address them.
+fn open2(fmu: &Path) -> Result<(Fmi2Import, Layout), String> {
     let import: Fmi2Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
     let layout = Layout::of_fmi2(&import);
+    Ok((import, layout))
+}
+
+fn open3(fmu: &Path) -> Result<(Fmi3Import, Layout), String> {
+    let import: Fmi3Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
+    let layout = Layout::of_fmi3(&import);
+    Ok((import, layout))
+}
+
+pub fn co_simulation2(fmu: &Path, sc: &Scenario, outputs: &[String]) -> Result<Run, String> {
+    use fmi::fmi2::instance::CoSimulation;
+    let (import, layout) = open2(fmu)?;
     let inst = checked("fmi2Instantiate", import.instantiate_cs("cs", false, false))?;
-    co_simulation(inst, &layout, sc, |inst, t, h| {
+    co_simulation(inst, &layout, sc, outputs, |inst, t, h| {
         checked("fmi2DoStep", inst.do_step(t, h, true)).map(|_| ())
     })
 }
 
-pub fn co_simulation3(fmu: &Path, sc: &Scenario) -> Result<Run, String> {
+pub fn co_simulation3(fmu: &Path, sc: &Scenario, outputs: &[String]) -> Result<Run, String> {
     use fmi::fmi3::CoSimulation;
-    let import: Fmi3Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
-    let layout = Layout::of_fmi3(&import);
+    let (import, layout) = open3(fmu)?;
     let inst = checked(
         "fmi3InstantiateCoSimulation",
         import.instantiate_cs("cs", false, false, false, false, &[]),
     )?;
-    co_simulation(inst, &layout, sc, |inst, t, h| {
+    co_simulation(inst, &layout, sc, outputs, |inst, t, h| {
         let (mut event, mut terminate, mut early) = (false, false, false);
         let mut reached = t;
         let step = inst.do_step(
@@ -148,21 +160,19 @@ pub fn co_simulation3(fmu: &Path, sc: &Scenario) -> Result<Run, String> {
     })
 }
 
-pub fn model_exchange2(fmu: &Path, sc: &Scenario) -> Result<Run, String> {
-    let import: Fmi2Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
-    let layout = Layout::of_fmi2(&import);
+pub fn model_exchange2(fmu: &Path, sc: &Scenario, outputs: &[String]) -> Result<Run, String> {
+    let (import, layout) = open2(fmu)?;
     let inst = checked("fmi2Instantiate", import.instantiate_me("me", false, false))?;
-    model_exchange(inst, &layout, sc)
+    model_exchange(inst, &layout, sc, outputs)
 }
 
-pub fn model_exchange3(fmu: &Path, sc: &Scenario) -> Result<Run, String> {
-    let import: Fmi3Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
-    let layout = Layout::of_fmi3(&import);
+pub fn model_exchange3(fmu: &Path, sc: &Scenario, outputs: &[String]) -> Result<Run, String> {
+    let (import, layout) = open3(fmu)?;
     let inst = checked(
         "fmi3InstantiateModelExchange",
         import.instantiate_me("me", false, false),
     )?;
-    model_exchange(inst, &layout, sc)
+    model_exchange(inst, &layout, sc, outputs)
 }
 
 /// The relative tolerance of the Model Exchange integration: the validation's FMPy ME one
@@ -199,8 +209,7 @@ pub fn fmi2_at_start(
     fmu: &Path,
     sc: &Scenario,
 ) -> Result<(Fmi2Import, InstanceME, Layout, Vec<f64>), String> {
-    let import: Fmi2Import = fmi::import::from_path(fmu).map_err(|e| e.to_string())?;
-    let layout = Layout::of_fmi2(&import);
+    let (import, layout) = open2(fmu)?;
     let inst = checked("fmi2Instantiate", import.instantiate_me("me", false, false))?;
     let (me, x) = start(inst, &layout, sc)?;
     Ok((import, me.inst.into_inner(), layout, x))
@@ -210,11 +219,12 @@ fn model_exchange<I: FmiModelExchange + Access>(
     inst: I,
     layout: &Layout,
     sc: &Scenario,
+    outputs: &[String],
 ) -> Result<Run, String> {
     let (mut me, mut x) = start(inst, layout, sc)?;
-    let mut run = Run::new(sc);
+    let mut run = Run::new(outputs);
     let mut h = sc.step / 10.0;
-    for w in sc.grid().windows(2) {
+    for w in grid(sc).windows(2) {
         let (t0, t1) = (w[0], w[1]);
         me.call("enter event mode", |i| i.enter_event_mode())?;
         set_inputs(me.inst.get_mut(), layout, sc, t0)?;

@@ -10,7 +10,7 @@ use fmi::schema::fmi3::VariableDependency;
 use fmi::traits::FmiImport;
 use model_description::{ModelDescription, VariableType};
 use rust_fmi_importer::run::{self, Run};
-use rust_fmi_importer::scenario::{scenarios, Scenario};
+use rust_fmi_importer::scenario::{scenarios, Reference, Scenario};
 use std::path::{Path, PathBuf};
 
 const MODELS: [&str; 8] = [
@@ -151,15 +151,20 @@ fn fmi_schema_reads_both_model_descriptions_as_the_project_writes_them() {
 }
 
 /// Every scenario of every model run by `run`, each judged; all failures listed at once.
-fn every_scenario(interface: &str, version: u8, run: fn(&Path, &Scenario) -> Result<Run, String>) {
+fn every_scenario(
+    interface: &str,
+    version: u8,
+    run: fn(&Path, &Scenario, &[String]) -> Result<Run, String>,
+) {
     let mut failures = vec![];
     for model in MODELS {
         let path = fmu(version, model);
         for sc in scenarios(model) {
             let name = sc.dir.file_name().unwrap().to_string_lossy().into_owned();
             let started = std::time::Instant::now();
-            let verdict = run(&path, &sc).and_then(|r| {
-                let worst = sc.judge(&r.time, &r.names, &r.rows)?;
+            let reference = Reference::of(model, &sc);
+            let verdict = run(&path, &sc, &reference.names[1..]).and_then(|r| {
+                let worst = reference.judge(&r.time, &r.names, &r.rows)?;
                 Ok((worst, r.events))
             });
             let took = started.elapsed().as_secs_f64();
