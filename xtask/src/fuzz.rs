@@ -158,7 +158,67 @@ fn fuzz_cargo(root: &Path, args: &[&str], asan: bool) -> Result<Command, String>
         )
         .env(COVERAGE_ONLY, "fmu_runtime")
         .current_dir(root);
+    if let Some(archive) = debian_libfuzzer() {
+        cargo.env("CUSTOM_LIBFUZZER_PATH", archive);
+    }
     Ok(cargo)
+}
+
+/// libFuzzer as Debian builds it for the LLVM the compiler uses (`libfuzzer-<major>-dev`): its
+/// archive alone, unpacked from the package into `target/tools/` without installing it (which
+/// would bring clang), so that libfuzzer-sys links it instead of compiling libFuzzer's C++
+/// sources (about 90 s of CPU). None, with the reason printed, where it cannot be had: then
+/// libfuzzer-sys compiles them.
+fn debian_libfuzzer() -> Option<PathBuf> {
+    let found = || -> Result<PathBuf, String> {
+        let version = Command::new("rustc")
+            .arg("-vV")
+            .output()
+            .map_err(|e| format!("rustc -vV: {e}"))?;
+        let version = String::from_utf8_lossy(&version.stdout);
+        let major = version
+            .lines()
+            .find_map(|l| l.strip_prefix("LLVM version: "))
+            .and_then(|v| v.split('.').next())
+            .ok_or("rustc -vV names no LLVM version")?
+            .to_string();
+        let dir = root()
+            .join("target/tools")
+            .join(format!("libfuzzer-{major}"));
+        let archive = dir.join(format!("usr/lib/llvm-{major}/lib/libFuzzer.a"));
+        if archive.exists() {
+            return Ok(archive);
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let package = format!("libfuzzer-{major}-dev");
+        let quiet = |c: &mut Command| -> Result<(), String> {
+            let out = c.output().map_err(|e| e.to_string())?;
+            match out.status.success() {
+                true => Ok(()),
+                false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+            }
+        };
+        quiet(
+            Command::new("apt-get")
+                .args(["download", &package])
+                .current_dir(&dir),
+        )
+        .map_err(|e| format!("apt-get download {package}: {e}"))?;
+        let deb = std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "deb"))
+            .ok_or(format!("apt-get download {package} left no .deb"))?;
+        quiet(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&dir))
+            .map_err(|e| format!("dpkg-deb -x {}: {e}", deb.display()))?;
+        match archive.exists() {
+            true => Ok(archive),
+            false => Err(format!("{package} holds no {}", archive.display())),
+        }
+    };
+    found()
+        .inspect_err(|e| println!("fuzz: libFuzzer is compiled from source ({e})"))
+        .ok()
 }
 
 /// How the random fuzzer (`fuzz/src/bin/random_sequences.rs`) is built.
