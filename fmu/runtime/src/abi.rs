@@ -34,6 +34,33 @@ pub(crate) unsafe fn directional_at_once<M: Model>(
     )
 }
 
+/// [`Instance::column_at_once`] for a call with one known (`knowns[0]`, `seed[0]`): whether it
+/// answered. A NULL pointer takes the full path.
+#[inline(always)]
+pub(crate) unsafe fn column_at_once<M: Model>(
+    inst: &Instance<M>,
+    unknowns: *const u32,
+    n_unknowns: usize,
+    knowns: *const u32,
+    seed: *const f64,
+    sensitivity: *mut f64,
+) -> bool {
+    // A first call at a point leaves at once; the four pointers are then checked together
+    // (the smallest address is 0 if any is NULL).
+    let lowest = [knowns as usize, seed as usize, sensitivity as usize]
+        .into_iter()
+        .fold(unknowns as usize, usize::min);
+    if !inst.swept_here() || lowest == 0 {
+        return false;
+    }
+    inst.column_at_once(
+        std::slice::from_raw_parts(unknowns, n_unknowns),
+        *knowns,
+        *seed,
+        std::slice::from_raw_parts_mut(sensitivity, n_unknowns),
+    )
+}
+
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.
 pub(crate) unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &str) -> Result<&'a [T], String> {
     slice_if(ptr, n).ok_or_else(|| format!("{what} is NULL with a length of {n}"))

@@ -39,16 +39,7 @@ impl<M: Model> Instance<M> {
         seed: &[f64],
         sensitivity: &mut [f64],
     ) -> bool {
-        if !(<M::Jets as Lifted<M>>::LIFTED
-            && matches!(
-                self.state,
-                FmiState::ContinuousTimeMode
-                    | FmiState::EventMode
-                    | FmiState::StepComplete
-                    | FmiState::Terminated
-            )
-            && !self.logger.enabled(Category::Calls))
-        {
+        if !self.answers_at_once() {
             return false;
         }
         if !self.jacobian.valid && !self.first_sweep(unknowns, knowns) {
@@ -56,6 +47,41 @@ impl<M: Model> Instance<M> {
         }
         self.jacobian.swept(unknowns, knowns, seed, sensitivity)
             || self.directional_first(unknowns, knowns, seed, sensitivity)
+    }
+
+    /// `sensitivity = v dy/dk` for one known `k` where the point is already swept: reads alone,
+    /// no call, so that the C ABI's entry is a leaf and hands anything else on by a tail call
+    /// ([`Instance::directional_at_once`]).
+    #[inline(always)]
+    pub(crate) fn column_at_once(
+        &self,
+        unknowns: &[u32],
+        k: u32,
+        v: f64,
+        sensitivity: &mut [f64],
+    ) -> bool {
+        self.answers_at_once() && self.jacobian.column_read(unknowns, k, v, sensitivity)
+    }
+
+    /// Whether the point was swept (and nothing has moved since).
+    #[inline(always)]
+    pub(crate) fn swept_here(&self) -> bool {
+        self.jacobian.valid
+    }
+
+    /// Whether a derivative call may be answered ahead of the call's guard: a lifted model
+    /// after initialization, calls not logged.
+    #[inline(always)]
+    fn answers_at_once(&self) -> bool {
+        <M::Jets as Lifted<M>>::LIFTED
+            && matches!(
+                self.state,
+                FmiState::ContinuousTimeMode
+                    | FmiState::EventMode
+                    | FmiState::StepComplete
+                    | FmiState::Terminated
+            )
+            && !self.logger.enabled(Category::Calls)
     }
 
     /// The first call at a point, as importers make it: the groups of its first unknown and

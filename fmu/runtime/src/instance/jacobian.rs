@@ -332,9 +332,36 @@ impl<M: Model> Jacobian<M> {
         let Some(column) = self.swept_column(k) else {
             return false;
         };
-        if self.rows_in_order(unknowns, column, v, sensitivity) {
-            return true;
-        }
+        self.rows_in_order(unknowns, column, v, sensitivity)
+            || self.read_rows(unknowns, column, v, sensitivity)
+    }
+
+    /// [`Jacobian::column_times`] by one read per unknown, without the rows-in-order loop (the
+    /// C ABI's leaf answer, where its registers cost more than it saves): whether each was
+    /// there.
+    #[inline(always)]
+    pub(crate) fn column_read(
+        &self,
+        unknowns: &[u32],
+        k: u32,
+        v: f64,
+        sensitivity: &mut [f64],
+    ) -> bool {
+        let Some(column) = self.swept_column(k) else {
+            return false;
+        };
+        self.read_rows(unknowns, column, v, sensitivity)
+    }
+
+    /// `sensitivity = v dy/dk` from `column`, one checked read per unknown.
+    #[inline(always)]
+    fn read_rows(
+        &self,
+        unknowns: &[u32],
+        column: Column<'_, M>,
+        v: f64,
+        sensitivity: &mut [f64],
+    ) -> bool {
         for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
             match read::<M>(column, self.row(*u)) {
                 Some(x) => *s = x * v,
