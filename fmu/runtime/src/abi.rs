@@ -21,9 +21,8 @@ pub(crate) unsafe fn directional_at_once<M: Model>(
     seed: *const f64,
     sensitivity: *mut f64,
 ) -> bool {
-    // One branch for the four pointers (`|`, not `||`): a NULL one, even with a length of 0,
-    // takes the full path.
-    if unknowns.is_null() | knowns.is_null() | seed.is_null() | sensitivity.is_null() {
+    // A NULL pointer, even with a length of 0, takes the full path.
+    if lowest(unknowns, knowns, seed, sensitivity) == 0 {
         return false;
     }
     inst.directional_at_once(
@@ -45,12 +44,8 @@ pub(crate) unsafe fn column_at_once<M: Model>(
     seed: *const f64,
     sensitivity: *mut f64,
 ) -> bool {
-    // A first call at a point leaves at once; the four pointers are then checked together
-    // (the smallest address is 0 if any is NULL).
-    let lowest = [knowns as usize, seed as usize, sensitivity as usize]
-        .into_iter()
-        .fold(unknowns as usize, usize::min);
-    if !inst.swept_here() || lowest == 0 {
+    // A first call at a point leaves at once.
+    if !inst.swept_here() || lowest(unknowns, knowns, seed, sensitivity) == 0 {
         return false;
     }
     inst.column_at_once(
@@ -59,6 +54,15 @@ pub(crate) unsafe fn column_at_once<M: Model>(
         *seed,
         std::slice::from_raw_parts_mut(sensitivity, n_unknowns),
     )
+}
+
+/// The lowest of a derivative call's four addresses: 0 if any is NULL (one branch for the four
+/// checks, and fewer instructions than LLVM makes of four comparisons).
+#[inline(always)]
+fn lowest(unknowns: *const u32, knowns: *const u32, seed: *const f64, out: *mut f64) -> usize {
+    [knowns as usize, seed as usize, out as usize]
+        .into_iter()
+        .fold(unknowns as usize, usize::min)
 }
 
 /// A pointer and a length from the importer as a slice; `n == 0` needs no pointer.

@@ -328,13 +328,13 @@ pub unsafe fn get_directional_derivative<M: Model>(
             return OK;
         }
     }
-    directional_first::<M>(c, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity)
+    directional_not_swept::<M>(c, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity)
 }
 
 /// [`get_directional_derivative`] at the first call at a point, or one seeding several knowns:
 /// swept and read ahead of the call's guard where it can be, through the guard otherwise.
 #[inline(never)]
-unsafe extern "C" fn directional_first<M: Model>(
+unsafe extern "C" fn directional_not_swept<M: Model>(
     c: *mut c_void,
     unknowns: *const u32,
     n_unknowns: usize,
