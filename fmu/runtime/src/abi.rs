@@ -33,14 +33,15 @@ pub(crate) unsafe fn directional_at_once<M: Model>(
     )
 }
 
-/// [`Instance::column_at_once`] for a call with one known (`knowns[0]`, `seed[0]`): whether it
-/// answered. A NULL pointer takes the full path.
+/// [`Instance::swept_at_once`]: whether it answered. A NULL pointer takes the full path.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(crate) unsafe fn column_at_once<M: Model>(
+pub(crate) unsafe fn swept_at_once<M: Model>(
     inst: &Instance<M>,
     unknowns: *const u32,
     n_unknowns: usize,
     knowns: *const u32,
+    n_knowns: usize,
     seed: *const f64,
     sensitivity: *mut f64,
 ) -> bool {
@@ -48,10 +49,10 @@ pub(crate) unsafe fn column_at_once<M: Model>(
     if !inst.swept_here() || lowest(unknowns, knowns, seed, sensitivity) == 0 {
         return false;
     }
-    inst.column_at_once(
+    inst.swept_at_once(
         std::slice::from_raw_parts(unknowns, n_unknowns),
-        *knowns,
-        *seed,
+        std::slice::from_raw_parts(knowns, n_knowns),
+        std::slice::from_raw_parts(seed, n_knowns),
         std::slice::from_raw_parts_mut(sensitivity, n_unknowns),
     )
 }

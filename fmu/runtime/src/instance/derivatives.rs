@@ -49,18 +49,18 @@ impl<M: Model> Instance<M> {
             || self.directional_first(unknowns, knowns, seed, sensitivity)
     }
 
-    /// `sensitivity = v dy/dk` for one known `k` where the point is already swept: reads alone,
-    /// no call, so that the C ABI's entry is a leaf and hands anything else on by a tail call
-    /// ([`Instance::directional_at_once`]).
+    /// `sensitivity = J seed` where the point is already swept ([`super::jacobian::Jacobian::swept`]): reads
+    /// alone, no call, so that the C ABI's entry is a leaf and hands anything else on by a
+    /// tail call ([`Instance::directional_at_once`]).
     #[inline(always)]
-    pub(crate) fn column_at_once(
+    pub(crate) fn swept_at_once(
         &self,
         unknowns: &[u32],
-        k: u32,
-        v: f64,
+        knowns: &[u32],
+        seed: &[f64],
         sensitivity: &mut [f64],
     ) -> bool {
-        self.answers_at_once() && self.jacobian.column_read(unknowns, k, v, sensitivity)
+        self.answers_at_once() && self.jacobian.swept(unknowns, knowns, seed, sensitivity)
     }
 
     /// Whether the point was swept (and nothing has moved since).

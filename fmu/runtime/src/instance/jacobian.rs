@@ -336,23 +336,6 @@ impl<M: Model> Jacobian<M> {
             || self.read_rows(unknowns, column, v, sensitivity)
     }
 
-    /// [`Jacobian::column_times`] by one read per unknown, without the rows-in-order loop (the
-    /// C ABI's leaf answer, where its registers cost more than it saves): whether each was
-    /// there.
-    #[inline(always)]
-    pub(crate) fn column_read(
-        &self,
-        unknowns: &[u32],
-        k: u32,
-        v: f64,
-        sensitivity: &mut [f64],
-    ) -> bool {
-        let Some(column) = self.swept_column(k) else {
-            return false;
-        };
-        self.read_rows(unknowns, column, v, sensitivity)
-    }
-
     /// `sensitivity = v dy/dk` from `column`, one checked read per unknown.
     #[inline(always)]
     fn read_rows(

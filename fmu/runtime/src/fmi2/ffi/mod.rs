@@ -319,20 +319,26 @@ pub unsafe fn get_directional_derivative<M: Model>(
             "directional derivatives are not provided (providesDirectionalDerivative=false)",
         );
     }
-    // One known at a point already swept (how CVode and Rosenbrock importers ask for a
-    // column): reads alone, the entry a leaf; anything else goes on by a tail call.
+    // A point already swept (every call after an importer's first there) is answered by reads
+    // alone, the entry a leaf; anything else goes on by a tail call.
     if let Some(inst) = (c as *const Instance<M>).as_ref() {
-        if n_knowns == 1
-            && crate::abi::column_at_once(inst, unknowns, n_unknowns, knowns, seed, sensitivity)
-        {
+        if crate::abi::swept_at_once(
+            inst,
+            unknowns,
+            n_unknowns,
+            knowns,
+            n_knowns,
+            seed,
+            sensitivity,
+        ) {
             return OK;
         }
     }
     directional_not_swept::<M>(c, unknowns, n_unknowns, knowns, n_knowns, seed, sensitivity)
 }
 
-/// [`get_directional_derivative`] at the first call at a point, or one seeding several knowns:
-/// swept and read ahead of the call's guard where it can be, through the guard otherwise.
+/// [`get_directional_derivative`] at the first call at a point: swept and read ahead of the
+/// call's guard where it can be, through the guard otherwise.
 #[inline(never)]
 unsafe extern "C" fn directional_not_swept<M: Model>(
     c: *mut c_void,
