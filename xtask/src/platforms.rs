@@ -3,13 +3,15 @@
 //!
 //! - linux64: `cargo zigbuild` (PyPI's cargo-zigbuild and ziglang, in `.venv`) with the target
 //!   `x86_64-unknown-linux-gnu.2.17`, so the `.so` needs no glibc newer than 2.17.
-//! - win64: Debian's `rustc-web`/`cargo-web` (Rust 1.96) with `rust-web-src`, building std from
-//!   source for `x86_64-pc-windows-gnu` (rustup cannot download a Windows std here), linked by
-//!   mingw-w64 with `crt-static`, so the DLL needs no MinGW runtime DLL. Debian's toolchain lives
-//!   in /usr/bin and is only ever called by full path; the rustup toolchain builds the rest.
-//! - aarch64-linux (FMI 3.0 FMUs): `cargo zigbuild` for `aarch64-unknown-linux-gnu.2.17` (glibc
-//!   2.17 floor, linked by zig) driving Debian's cargo and rustc, which build std from
-//!   `rust-web-src` as for Windows (rustup cannot download an aarch64 std here).
+//! - win64: the rustup toolchain with its prebuilt std for `x86_64-pc-windows-gnu` (`rustup
+//!   target add`), linked by mingw-w64 with `crt-static`, so the DLL needs no MinGW runtime DLL.
+//! - aarch64-linux: `cargo zigbuild` for `aarch64-unknown-linux-gnu.2.17` (glibc 2.17 floor,
+//!   linked by zig) with the rustup toolchain and its prebuilt std for the target.
+//!
+//! Where rustup cannot download a target's std, the cross build falls back to Debian's
+//! `rustc-web`/`cargo-web` (Rust 1.96) with `rust-web-src`, building std from source
+//! (`-Zbuild-std`): twice the CPU time. Debian's toolchain lives in /usr/bin and is only ever
+//! called by full path.
 
 use crate::{root, run};
 use std::path::{Path, PathBuf};
@@ -22,14 +24,12 @@ const DEBIAN_CARGO: &str = "/usr/bin/cargo";
 const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
 const DEBIAN_RUST_SRC: &str = "/usr/lib/rustlib/src/rust/library/Cargo.lock";
 const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
-/// Debian's packages for the Windows build. Never Debian's `rustc` or
-/// `libstd-rust-dev-windows` (Rust 1.63): they replace `rustc-web`.
-const WINDOWS_PACKAGES: &[&str] = &[
-    "rustc-web",
-    "cargo-web",
-    "rust-web-src",
-    "gcc-mingw-w64-x86-64",
-];
+/// Debian's linker for Windows (the DLLs and the harness).
+const MINGW_PACKAGES: &[&str] = &["gcc-mingw-w64-x86-64"];
+/// Debian's toolchain that builds a cross target's std from source, where rustup cannot
+/// download it. Never Debian's `rustc` or `libstd-rust-dev-windows` (Rust 1.63): they replace
+/// `rustc-web`.
+const DEBIAN_RUST_PACKAGES: &[&str] = &["rustc-web", "cargo-web", "rust-web-src"];
 pub const WINE: &str = "/usr/lib/wine/wine64";
 /// Every call to the C library's `pow` goes to `fmu_runtime::math::__wrap_pow` (libm's), so
 /// both platforms compute the same step sizes: the glibc and msvcrt `pow` differ in the last
@@ -61,15 +61,78 @@ pub fn apt_install(packages: &[&str], why: &str) -> Result<(), String> {
     })
 }
 
-fn windows_toolchain() -> Result<(), String> {
+fn mingw() -> Result<(), String> {
+    if !has(MINGW_GCC, "--version") {
+        apt_install(MINGW_PACKAGES, "the win64 build")?;
+    }
+    Ok(())
+}
+
+/// Which standard library a cross build links.
+#[derive(Clone, Copy, PartialEq)]
+enum Std {
+    /// The rustup toolchain's, prebuilt.
+    Rustup,
+    /// Built from Debian's `rust-web-src` by Debian's `rustc-web`.
+    FromSource,
+}
+
+/// Whether the rustup toolchain has a prebuilt std for `target`.
+fn rustup_has(target: &str) -> bool {
+    Command::new("rustc")
+        .args(["--print", "target-libdir", "--target", target])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| std::fs::read_dir(String::from_utf8_lossy(&o.stdout).trim()).ok())
+        .is_some_and(|mut dir| {
+            dir.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-")))
+        })
+}
+
+/// The rustup toolchain's std for `target`, downloaded if missing (`rustup target add`).
+/// `XTASK_STD_FROM_SOURCE=1` takes the fallback, to check it where rustup works.
+fn rustup_std(target: &str) -> bool {
+    if std::env::var_os("XTASK_STD_FROM_SOURCE").is_some() {
+        return false;
+    }
+    if rustup_has(target) {
+        return true;
+    }
+    let added = Command::new("rustup")
+        .args(["target", "add", target])
+        .status()
+        .is_ok_and(|s| s.success());
+    added && rustup_has(target)
+}
+
+/// The std a cross build for `target` links: rustup's, or else one built from source by
+/// Debian's toolchain, installed here if missing.
+fn cross_std(target: &str) -> Result<Std, String> {
+    if rustup_std(target) {
+        return Ok(Std::Rustup);
+    }
+    eprintln!("rustup has no std for {target}: building it from source with Debian's rustc-web");
     let debian_cargo_ok = Command::new(DEBIAN_CARGO)
         .arg("--version")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("1.96"));
-    if !(debian_cargo_ok && Path::new(DEBIAN_RUST_SRC).exists() && has(MINGW_GCC, "--version")) {
-        apt_install(WINDOWS_PACKAGES, "the win64 build")?;
+    if !(debian_cargo_ok && Path::new(DEBIAN_RUST_SRC).exists()) {
+        apt_install(DEBIAN_RUST_PACKAGES, "a cross build without rustup's std")?;
     }
-    Ok(())
+    Ok(Std::FromSource)
+}
+
+/// Points a cross build at Debian's compiler, which builds std from `rust-web-src`.
+fn std_from_source(cargo: &mut Command) {
+    cargo
+        .arg("-Zbuild-std=std,panic_unwind")
+        .env("RUSTC", DEBIAN_RUSTC)
+        .env("RUSTDOC", "/usr/bin/rustdoc")
+        // -Zbuild-std is unstable; Debian's stable compiler allows it with this.
+        .env("RUSTC_BOOTSTRAP", "1")
+        // The rustup proxies must not pick the compiler.
+        .env_remove("RUSTUP_TOOLCHAIN");
 }
 
 /// Builds the crates' cdylibs for Linux with a glibc 2.17 floor; returns the directory holding
@@ -129,42 +192,39 @@ const AARCH64_GLIBC_TARGET: &str = "aarch64-unknown-linux-gnu.2.17";
 /// Builds the crates' cdylibs for aarch64 Linux with a glibc 2.17 floor; returns the directory
 /// holding `lib<crate>.so`.
 pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
-    windows_toolchain()?;
+    let std = cross_std(AARCH64_TARGET)?;
     let target_dir = crate::build_dir().join("aarch64");
-    // cargo-zigbuild runs the `cargo` it finds first on the PATH: Debian's, from a directory
-    // of its own.
-    let debian = target_dir.join("debian-cargo");
-    std::fs::create_dir_all(&debian).map_err(|e| e.to_string())?;
-    let link = debian.join("cargo");
-    if !link.exists() {
-        std::os::unix::fs::symlink(DEBIAN_CARGO, &link).map_err(|e| e.to_string())?;
+    let mut path = vec![venv_bin.to_path_buf()];
+    if std == Std::FromSource {
+        // cargo-zigbuild runs the `cargo` it finds first on the PATH: Debian's, from a
+        // directory of its own.
+        let debian = target_dir.join("debian-cargo");
+        std::fs::create_dir_all(&debian).map_err(|e| e.to_string())?;
+        let link = debian.join("cargo");
+        if !link.exists() {
+            std::os::unix::fs::symlink(DEBIAN_CARGO, &link).map_err(|e| e.to_string())?;
+        }
+        path.insert(0, debian);
     }
-    let path = std::env::join_paths(
-        [debian.as_path(), venv_bin]
-            .into_iter()
-            .map(Path::to_path_buf)
-            .chain(std::env::split_paths(
-                &std::env::var_os("PATH").unwrap_or_default(),
-            )),
-    )
+    let path = std::env::join_paths(path.into_iter().chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .map_err(|e| e.to_string())?;
     let mut build = Command::new(venv_bin.join("cargo-zigbuild"));
     build
         .args(["zigbuild", "--release", "--locked", "--target"])
         .arg(AARCH64_GLIBC_TARGET)
-        .arg("-Zbuild-std=std,panic_unwind")
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("RUSTC", DEBIAN_RUSTC)
-        .env("RUSTDOC", "/usr/bin/rustdoc")
-        .env("RUSTC_BOOTSTRAP", "1")
         .env(
             "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
             SAME_MATHS,
         )
-        .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("RUSTFLAGS")
         .current_dir(root());
+    if std == Std::FromSource {
+        std_from_source(&mut build);
+    }
     for c in crates {
         build.args(["-p", c]);
     }
@@ -174,27 +234,27 @@ pub fn build_aarch64(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String
 
 /// Builds the crates' cdylibs for Windows; returns the directory holding `<crate>.dll`.
 pub fn build_windows(crates: &[&str]) -> Result<PathBuf, String> {
-    windows_toolchain()?;
+    mingw()?;
+    let std = cross_std(WINDOWS_TARGET)?;
     let target_dir = crate::build_dir().join("win64");
-    let mut build = Command::new(DEBIAN_CARGO);
+    let mut build = Command::new(match std {
+        Std::Rustup => env!("CARGO"),
+        Std::FromSource => DEBIAN_CARGO,
+    });
     build
         .args(["build", "--release", "--locked", "--target", WINDOWS_TARGET])
-        .arg("-Zbuild-std=std,panic_unwind")
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("RUSTC", DEBIAN_RUSTC)
-        .env("RUSTDOC", "/usr/bin/rustdoc")
-        // -Zbuild-std is unstable; Debian's stable compiler allows it with this.
-        .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", MINGW_GCC)
         // Static libgcc (unwinding) and C runtime pieces: no libgcc_s_seh-1.dll to ship.
         .env(
             "CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS",
             format!("-C target-feature=+crt-static {SAME_MATHS}"),
         )
-        // The rustup proxies must not pick the compiler.
-        .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("RUSTFLAGS")
         .current_dir(root());
+    if std == Std::FromSource {
+        std_from_source(&mut build);
+    }
     for c in crates {
         build.args(["-p", c]);
     }
@@ -232,7 +292,7 @@ const AARCH64_LOADER: &str = "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1";
 /// glibc 2.17), and the test-only stand-in for `bcryptprimitives.dll` that Wine 8 lacks, into
 /// `target/fmu_run/`; makes sure Wine and qemu-user are there.
 pub fn harness() -> Result<PathBuf, String> {
-    windows_toolchain()?;
+    mingw()?;
     if !Path::new(WINE).exists() {
         apt_install(&["wine64"], "the win64 check")?;
     }
@@ -279,8 +339,8 @@ pub fn harness() -> Result<PathBuf, String> {
     Ok(out)
 }
 
-/// Every Debian package the test command needs that is missing (the toolchains of win64 and
-/// aarch64, Wine, qemu-user, valgrind, libclang for fmi-sim, Chromium for the docs check),
+/// Every Debian package the test command needs that is missing (mingw-w64, Debian's Rust
+/// toolchain where rustup has no std for a cross target, Wine, qemu-user, valgrind, libclang for fmi-sim, Chromium for the docs check),
 /// installed as each check would install it, at the start and beside the first builds.
 pub fn debian_packages() -> Result<(), String> {
     let missing = |packages: &[&'static str]| -> Vec<&'static str> {
@@ -295,7 +355,10 @@ pub fn debian_packages() -> Result<(), String> {
             })
             .collect()
     };
-    let bare = missing(&[WINDOWS_PACKAGES, QEMU_PACKAGES, &["wine64"]].concat());
+    // rustup's std for the cross targets first: Debian's toolchain is wanted only without it.
+    let rustup = rustup_std(WINDOWS_TARGET) && rustup_std(AARCH64_TARGET);
+    let debian_rust: &[&str] = if rustup { &[] } else { DEBIAN_RUST_PACKAGES };
+    let bare = missing(&[MINGW_PACKAGES, debian_rust, QEMU_PACKAGES, &["wine64"]].concat());
     // Chromium with its recommended fonts, as docs-check installs it.
     let full = missing(&["valgrind", "libclang-dev", "chromium"]);
     if !bare.is_empty() {
