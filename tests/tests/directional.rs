@@ -6,6 +6,7 @@
 
 use fmu_harness::structure::{structure, Structure};
 use fmu_harness::{Fmu, OK};
+use std::ffi::{c_int, CString};
 
 /// FMI 3.0: the directional derivatives are FMI 2.0's (one Jacobian, column by column), and the
 /// adjoint derivatives are their transpose to rounding (seeded with each unknown in turn), in
@@ -156,4 +157,51 @@ fn adjoint_derivatives_are_the_transpose_of_the_directional_ones() {
         checked += 1;
     }
     assert!(checked > 0, "no FMU provides derivatives");
+}
+
+/// FMI 2.0: with logCalls on, every derivative call is logged, the one at a point already
+/// swept too (the C ABI answers such a call ahead of the call's guard only while calls are not
+/// logged), and either way a call at a swept point writes the sensitivity of the first.
+#[test]
+fn derivative_calls_at_a_swept_point_are_logged_and_answered() {
+    let fmu = Fmu::load("Gear");
+    let Structure {
+        states,
+        derivatives,
+        ..
+    } = structure(&fmu.md);
+    let inst = fmu.instantiate("logged");
+    inst.initialize(0.0, Some(10.0), &[("w_b_start", 0.25)]);
+    assert_eq!(inst.do_step(0.0, 1e-3), OK);
+    let column = || {
+        let mut sensitivity = vec![f64::NAN; derivatives.len()];
+        let status =
+            inst.directional_derivative(&derivatives, &states[1..2], &[1.0], &mut sensitivity);
+        assert_eq!(status, OK, "{}", inst.log_text());
+        sensitivity
+    };
+    // The column of the Gear's speed: d(der(phi))/dw = 1.
+    let first = column();
+    assert_eq!(first[0], 1.0, "{first:?}");
+    assert_eq!(column(), first, "at the swept point");
+    let calls = |on: c_int| {
+        let category = CString::new("logCalls").unwrap();
+        let categories = [category.as_ptr()];
+        let status = unsafe { (fmu.api.set_debug_logging)(inst.c, on, 1, categories.as_ptr()) };
+        assert_eq!(status, OK);
+    };
+    calls(1);
+    inst.clear_log();
+    assert_eq!(column(), first, "logged, at the swept point");
+    assert_eq!(column(), first, "logged, again");
+    let logged = inst
+        .log()
+        .iter()
+        .filter(|l| l.category == "logCalls" && l.message == "fmi2GetDirectionalDerivative")
+        .count();
+    assert_eq!(logged, 2, "{}", inst.log_text());
+    calls(0);
+    inst.clear_log();
+    assert_eq!(column(), first, "not logged");
+    assert!(inst.log().is_empty(), "{}", inst.log_text());
 }

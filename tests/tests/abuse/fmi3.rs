@@ -4,9 +4,9 @@
 //! kind of FMI 3.0 call, and eight threads. A refused call changes nothing: the instance's
 //! serialized FMU state is the same before and after it.
 
-use super::{passed, reals, serial, set_every_variable, Mode};
+use super::{passed, reals, serial, set_every_variable, Mode, MEMCHECK_SEEDS, SEEDS};
 use fmu_harness::fmi3::{Fmu3, Instance3, Kind};
-use fmu_harness::sequence::{fmi3_sequence, Rng};
+use fmu_harness::sequence::{fmi3_sequence, memcheck, Rng};
 use fmu_harness::state_bytes::crafted;
 use fmu_harness::{models_under_test, Fmu, ERROR, OK};
 use model_description::Causality;
@@ -384,10 +384,10 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
 }
 
 const SEQUENCE3: usize = 200;
-const SEEDS3: u64 = 20;
 
 /// Seeds 1..=20 of the FMI 3.0 call sequences (`fmu_harness::sequence`), through every packaged
-/// FMU; the coverage-guided fuzzer (`fuzz/`) draws further ones.
+/// FMU, the first six under valgrind, as FMI 2.0's; the coverage-guided fuzzer (`fuzz/`) draws
+/// further ones.
 #[test]
 fn fmi3_set_calls_follow_the_state_tables() {
     let _serial = serial();
@@ -416,7 +416,8 @@ fn fmi3_set_calls_follow_the_state_tables() {
 fn fmi3_random_call_sequences_always_return_a_status() {
     let _serial = serial();
     let fmus = all();
-    for seed in 1..=SEEDS3 {
+    let seeds = if memcheck() { MEMCHECK_SEEDS } else { SEEDS };
+    for seed in 1..=seeds {
         for (_, fmu3) in &fmus {
             fmi3_sequence(
                 fmu3,
@@ -431,7 +432,7 @@ fn fmi3_random_call_sequences_always_return_a_status() {
         format!(
             "FMI 3.0: random call sequences of {SEQUENCE3} calls of every kind (Co-Simulation \
              with and without Event Mode and early return, Model Exchange, states, crafted \
-             states; outputs finite after every accepted step), seeds 1 to {SEEDS3}, on every FMU"
+             states; outputs finite after every accepted step), seeds 1 to {seeds}, on every FMU"
         ),
     );
 }
