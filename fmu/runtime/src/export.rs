@@ -18,18 +18,23 @@ macro_rules! export_fmu {
         // A dependency that names no variable of the model fails the build here.
         const _: () = $crate::declare::check_dependencies::<$model>();
 
+        // The component's unit tests call the model and the runtime themselves: their build
+        // leaves the symbols out rather than compile them a second time.
+        #[cfg(not(test))]
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         mod fmi2_exports {
             use super::*;
             $crate::fmi_abi::fmi2_functions!($crate::__export_fmi2_functions, $model);
         }
 
+        #[cfg(not(test))]
         #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
         mod fmi3_exports {
             use super::*;
             $crate::fmi_abi::fmi3_functions!($crate::__export_fmi3_functions, $model);
         }
 
+        #[cfg(not(test))]
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         mod fmu_texts {
             use super::*;
