@@ -70,6 +70,23 @@ impl<'a> Instance<'a> {
         self.log.lock().unwrap().clear();
     }
 
+    /// fmi2SetDebugLogging with these categories.
+    pub fn set_debug_logging(&self, on: bool, categories: &[&str]) -> Status {
+        let owned: Vec<CString> = categories
+            .iter()
+            .map(|c| CString::new(*c).expect("no NUL in a category"))
+            .collect();
+        let pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        unsafe {
+            (self.fmu.api.set_debug_logging)(
+                self.c,
+                c_int::from(on),
+                pointers.len(),
+                pointers.as_ptr(),
+            )
+        }
+    }
+
     pub fn setup_experiment(
         &self,
         tolerance: Option<f64>,

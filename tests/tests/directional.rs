@@ -6,7 +6,6 @@
 
 use fmu_harness::structure::{structure, Structure};
 use fmu_harness::{Fmu, OK};
-use std::ffi::{c_int, CString};
 
 /// FMI 3.0: the directional derivatives are FMI 2.0's (one Jacobian, column by column), and the
 /// adjoint derivatives are their transpose to rounding (seeded with each unknown in turn), in
@@ -184,13 +183,7 @@ fn derivative_calls_at_a_swept_point_are_logged_and_answered() {
     let first = column();
     assert_eq!(first[0], 1.0, "{first:?}");
     assert_eq!(column(), first, "at the swept point");
-    let calls = |on: c_int| {
-        let category = CString::new("logCalls").unwrap();
-        let categories = [category.as_ptr()];
-        let status = unsafe { (fmu.api.set_debug_logging)(inst.c, on, 1, categories.as_ptr()) };
-        assert_eq!(status, OK);
-    };
-    calls(1);
+    assert_eq!(inst.set_debug_logging(true, &["logCalls"]), OK);
     inst.clear_log();
     assert_eq!(column(), first, "logged, at the swept point");
     assert_eq!(column(), first, "logged, again");
@@ -200,7 +193,7 @@ fn derivative_calls_at_a_swept_point_are_logged_and_answered() {
         .filter(|l| l.category == "logCalls" && l.message == "fmi2GetDirectionalDerivative")
         .count();
     assert_eq!(logged, 2, "{}", inst.log_text());
-    calls(0);
+    assert_eq!(inst.set_debug_logging(false, &[]), OK);
     inst.clear_log();
     assert_eq!(column(), first, "not logged");
     assert!(inst.log().is_empty(), "{}", inst.log_text());

@@ -2,7 +2,7 @@
 //! state machine, FMU state, instances and threads, bad parameters and inputs, logging.
 
 use fmu_harness::{Fmu, Instance, DISCARD, ERROR, OK};
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_int, CStr};
 
 const H: f64 = 1e-3;
 
@@ -336,24 +336,19 @@ fn nan_inputs_are_refused_and_leave_the_state_untouched() {
 fn logging_honours_categories_and_passes_messages_through_percent_s() {
     let fmu = Fmu::load("Gear");
     let inst = fresh(&fmu, "log");
-    let set_logging = |on: c_int, cats: &[&str]| {
-        let owned: Vec<CString> = cats.iter().map(|c| CString::new(*c).unwrap()).collect();
-        let ptrs: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-        unsafe { (fmu.api.set_debug_logging)(inst.c, on, ptrs.len(), ptrs.as_ptr()) }
-    };
-    assert_eq!(set_logging(1, &["logCalls"]), OK);
+    assert_eq!(inst.set_debug_logging(true, &["logCalls"]), OK);
     inst.clear_log();
     inst.do_step(0.0, H);
     assert!(inst
         .log()
         .iter()
         .any(|l| l.category == "logCalls" && l.message == "fmi2DoStep"));
-    assert_eq!(set_logging(0, &[]), OK);
+    assert_eq!(inst.set_debug_logging(false, &[]), OK);
     inst.clear_log();
     inst.do_step(H, H);
     assert!(inst.log().is_empty(), "{}", inst.log_text());
     // A '%' reaches the logger as data: the FMU calls it with format "%s".
-    assert_eq!(set_logging(1, &["%s%n%d"]), ERROR);
+    assert_eq!(inst.set_debug_logging(true, &["%s%n%d"]), ERROR);
     assert!(inst.log_text().contains("'%s%n%d'"), "{}", inst.log_text());
 }
 

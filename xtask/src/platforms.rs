@@ -340,8 +340,9 @@ pub fn harness() -> Result<PathBuf, String> {
 }
 
 /// Every Debian package the test command needs that is missing (mingw-w64, Debian's Rust
-/// toolchain where rustup has no std for a cross target, Wine, qemu-user, valgrind, libclang for fmi-sim, Chromium for the docs check),
-/// installed as each check would install it, at the start and beside the first builds.
+/// toolchain where rustup has no std for a cross target, Wine, qemu-user, valgrind, libclang
+/// for fmi-sim, Chromium for the docs check), installed as each check would install it, at the
+/// start and beside the first builds.
 pub fn debian_packages() -> Result<(), String> {
     let missing = |packages: &[&'static str]| -> Vec<&'static str> {
         packages

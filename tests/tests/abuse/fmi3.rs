@@ -385,9 +385,6 @@ fn fmi3_refusals_change_nothing_and_the_instance_goes_on() {
 
 const SEQUENCE3: usize = 200;
 
-/// Seeds 1..=20 of the FMI 3.0 call sequences (`fmu_harness::sequence`), through every packaged
-/// FMU, the first six under valgrind, as FMI 2.0's; the coverage-guided fuzzer (`fuzz/`) draws
-/// further ones.
 #[test]
 fn fmi3_set_calls_follow_the_state_tables() {
     let _serial = serial();
@@ -412,6 +409,9 @@ fn fmi3_set_calls_follow_the_state_tables() {
     );
 }
 
+/// Seeds 1..=20 of the FMI 3.0 call sequences (`fmu_harness::sequence`), through every packaged
+/// FMU, the first six under valgrind, as FMI 2.0's; the coverage-guided fuzzer (`fuzz/`) draws
+/// further ones.
 #[test]
 fn fmi3_random_call_sequences_always_return_a_status() {
     let _serial = serial();
