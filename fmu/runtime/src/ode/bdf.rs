@@ -1,7 +1,8 @@
 //! diffsol's BDF (variable order, Newton with a finite-difference Jacobian) as a [`Method`] of
 //! the segment loop, for the segments of a model that reports itself stiff. A segment that
 //! starts where the last one ended at its end or at a pause, nothing changed in between, goes
-//! on with the same solver; any other builds a new one (it allocates).
+//! on with the same solver; any other builds a new one (it allocates). The solver sees the model
+//! through [`StiffRhs`] alone, so that it is compiled once, here, not once per model.
 
 use super::erk::Stepped;
 use super::segment::{
@@ -18,21 +19,53 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-/// The problem starting at `t0` (with step `h0`) from the states of the context's model.
-pub fn problem<M: Model>(
-    context: Rc<RefCell<Context<M>>>,
+/// What the BDF solver asks of the model, behind `dyn`: the solver and its problem are then
+/// compiled once, in this crate, rather than once per model (diffsol's BDF is a sixth of a
+/// model's code); a stiff step's evaluations cost one indirect call more each.
+pub trait StiffRhs {
+    /// The state derivatives at the solver's states `x` and time `t`.
+    fn derivatives(&mut self, x: &[f64], t: f64, dx: &mut [f64]);
+    /// The event indicators there (one that never crosses if the model has none: diffsol wants
+    /// at least one).
+    fn indicators(&mut self, x: &[f64], t: f64, z: &mut [f64]);
+    /// The solver's states from the model's.
+    fn initial(&self, y: &mut [f64]);
+}
+
+impl<M: Model> StiffRhs for Context<M> {
+    fn derivatives(&mut self, x: &[f64], t: f64, dx: &mut [f64]) {
+        self.at(x, t).derivatives(t, dx)
+    }
+    fn indicators(&mut self, x: &[f64], t: f64, z: &mut [f64]) {
+        if M::EVENT_INDICATORS == 0 {
+            z[0] = 1.0;
+        } else {
+            self.at(x, t).event_indicators(t, &mut Indicators::new(z))
+        }
+    }
+    fn initial(&self, y: &mut [f64]) {
+        self.model.get_states(y);
+        self.solver_states(y);
+    }
+}
+
+/// The shared model, as the BDF solver sees it.
+pub type Shared = Rc<RefCell<dyn StiffRhs>>;
+
+/// The problem starting at `t0` (with step `h0`) for `n` states and `roots` root functions
+/// (at least one) of `context`.
+fn problem(
+    context: Shared,
+    n: usize,
+    roots: usize,
     rtol: f64,
     t0: f64,
     h0: f64,
-) -> Result<
-    OdeSolverProblem<
-        impl OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-            + 'static,
-    >,
-    DiffsolError,
-> {
-    let n = M::STATES;
+) -> Result<OdeSolverProblem<impl Equations>, DiffsolError> {
     let (rhs, jv, init, root) = (context.clone(), context.clone(), context.clone(), context);
+    // The Jacobian product's work vectors, allocated with the problem (once per segment that
+    // builds a solver), not per product.
+    let work = RefCell::new((vec![0.0; n], vec![0.0; n]));
     OdeBuilder::<NalgebraMat<f64>>::new()
         .t0(t0)
         .h0(h0)
@@ -40,7 +73,7 @@ pub fn problem<M: Model>(
         .atol([rtol * ATOL_PER_RTOL])
         .rhs_implicit(
             move |x: &[f64], _p: &[f64], t: f64, dx: &mut [f64]| {
-                rhs.borrow_mut().at(x, t).derivatives(t, dx)
+                rhs.borrow_mut().derivatives(x, t, dx)
             },
             // Jacobian times v by a forward difference: only the implicit (stiff) solver asks.
             move |x: &[f64], _p: &[f64], t: f64, v: &[f64], jv_out: &mut [f64]| {
@@ -51,38 +84,51 @@ pub fn problem<M: Model>(
                 }
                 let norm_x = x.iter().fold(0.0f64, |m, a| m.max(a.abs()));
                 let eps = f64::EPSILON.sqrt() * (1.0 + norm_x) / norm_v;
-                let shifted: Vec<f64> = x.iter().zip(v).map(|(a, b)| a + eps * b).collect();
-                let mut f0 = vec![0.0; x.len()];
+                let (shifted, f0) = &mut *work.borrow_mut();
+                for ((s, a), b) in shifted.iter_mut().zip(x).zip(v) {
+                    *s = a + eps * b;
+                }
                 let mut c = jv.borrow_mut();
-                c.at(x, t).derivatives(t, &mut f0);
-                c.at(&shifted, t).derivatives(t, jv_out);
-                for (j, f) in jv_out.iter_mut().zip(&f0) {
+                c.derivatives(x, t, f0);
+                c.derivatives(shifted, t, jv_out);
+                for (j, f) in jv_out.iter_mut().zip(f0.iter()) {
                     *j = (*j - f) / eps;
                 }
             },
         )
         // Only read when a solver is built: the segment sets its own start state.
         .init(
-            move |_p: &[f64], _t: f64, y: &mut [f64]| {
-                let c = init.borrow();
-                c.model.get_states(y);
-                c.solver_states(y);
-            },
+            move |_p: &[f64], _t: f64, y: &mut [f64]| init.borrow().initial(y),
             n,
         )
         .root(
             move |x: &[f64], _p: &[f64], t: f64, z: &mut [f64]| {
-                if M::EVENT_INDICATORS == 0 {
-                    z[0] = 1.0; // diffsol wants at least one root function; this one never crosses
-                } else {
-                    root.borrow_mut()
-                        .at(x, t)
-                        .event_indicators(t, &mut Indicators::new(z))
-                }
+                root.borrow_mut().indicators(x, t, z)
             },
-            M::EVENT_INDICATORS.max(1),
+            roots,
         )
         .build()
+}
+
+/// diffsol's equations of a problem.
+pub trait Equations:
+    OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext> + 'static
+{
+}
+
+impl<E> Equations for E where
+    E: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
+        + 'static
+{
+}
+
+/// The BDF integrator of a model with `n` states and `roots` root functions: not generic, so
+/// compiled here alone.
+#[inline(never)]
+pub fn stiff(context: Shared, n: usize, roots: usize, rtol: f64) -> Box<dyn Stiff> {
+    Box::new(Bdf::new(Box::new(move |t0, h0| {
+        problem(context.clone(), n, roots, rtol, t0, h0)
+    })))
 }
 
 /// Integration of a stiff segment, whatever the problem's closure types.
@@ -110,16 +156,12 @@ pub trait Stiff {
 
 type Vec64 = NalgebraVec<f64>;
 
-pub type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
+type Rebuild<Eqn> = Box<dyn Fn(f64, f64) -> Result<OdeSolverProblem<Eqn>, DiffsolError>>;
 
 /// diffsol's BDF, on a problem that starts where the segment does.
-pub struct Bdf<Eqn>
-where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
-{
+struct Bdf<Eqn: Equations> {
     /// A problem starting at a given time and step.
-    pub rebuild: Rebuild<Eqn>,
+    rebuild: Rebuild<Eqn>,
     /// The solver of the last segment where it ended at its end or at a pause (not at an
     /// event): a segment that starts there with nothing changed goes on with it, its order,
     /// history and step size adaptation intact, rather than at order 1 with a first step of
@@ -135,10 +177,9 @@ type Solver<Eqn> = diffsol::Bdf<'static, Eqn, NalgebraLU<f64>>;
 
 impl<Eqn> Bdf<Eqn>
 where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
+    Eqn: Equations,
 {
-    pub fn new(rebuild: Rebuild<Eqn>) -> Self {
+    fn new(rebuild: Rebuild<Eqn>) -> Self {
         Bdf {
             rebuild,
             live: None,
@@ -170,8 +211,7 @@ where
 
 impl<Eqn> Drop for Bdf<Eqn>
 where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
+    Eqn: Equations,
 {
     fn drop(&mut self) {
         // The solver before the problem it borrows.
@@ -185,8 +225,7 @@ fn error_at(t: f64) -> impl Fn(DiffsolError) -> StepError {
 
 impl<Eqn> Stiff for Bdf<Eqn>
 where
-    Eqn: OdeEquationsImplicit<T = f64, V = Vec64, M = NalgebraMat<f64>, C = NalgebraContext>
-        + 'static,
+    Eqn: Equations,
 {
     /// The solver's time and the instance's may differ by rounding: a communication point is
     /// the importer's sum, the solver's stop its own.

@@ -20,7 +20,7 @@
 //! accuracy of a step end rather than of the dense output. The model's event update is repeated
 //! until no mode changes, and the integration goes on from there.
 
-use super::bdf::{problem, Bdf, Rebuild, Stiff};
+use super::bdf::{stiff, Stiff};
 use super::erk::Erk;
 use super::explicit::Explicit;
 use super::pairs::explicit_pair;
@@ -104,8 +104,7 @@ impl<M: Model> Integrator<M> {
             offset: vec![0.0; M::STATES],
             full: vec![0.0; M::STATES],
         }));
-        let shared = context.clone();
-        let rebuild: Rebuild<_> = Box::new(move |t0, h0| problem(shared.clone(), rtol, t0, h0));
+        let bdf = stiff(context.clone(), M::STATES, M::EVENT_INDICATORS.max(1), rtol);
         Integrator {
             context,
             rk: Erk::new(
@@ -115,7 +114,7 @@ impl<M: Model> Integrator<M> {
                 rtol,
                 rtol * ATOL_PER_RTOL,
             ),
-            bdf: Box::new(Bdf::new(rebuild)),
+            bdf,
             rtol,
             x: vec![0.0; M::STATES],
             fallback: vec![0.0; M::STATES],
