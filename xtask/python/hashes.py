@@ -9,8 +9,9 @@ communication point, printed and written to docs/result-hashes.txt. A refactorin
 no result leaves that file as it was (`git diff docs/result-hashes.txt`).
 
 With `--check PLATFORM [MODEL]` (the inner loop of a refactoring): only that FMI 2.0 platform
-(linux64, say) and that FMU, compared with docs/result-hashes.txt rather than written; exits 1
-on a difference.
+(linux64, say) and the FMI 3.0 platform of the same machine (x86_64-linux), and that FMU,
+compared with docs/result-hashes.txt rather than written; exits 1 on a difference, or when a
+line to compare with is missing.
 """
 import hashlib
 import os
@@ -31,6 +32,10 @@ def digest(time, values, names):
     return h.hexdigest()
 
 
+# The FMI 3.0 platform that runs where an FMI 2.0 one does.
+SAME_MACHINE3 = {"linux64": "x86_64-linux", "win64": "x86_64-windows"}
+
+
 def check(fmu_dir, ref_root, platform, only):
     with open(os.path.join(os.path.dirname(ref_root), "docs", "result-hashes.txt")) as f:
         kept = dict(line.rsplit(" ", 1) for line in f.read().splitlines())
@@ -39,15 +44,21 @@ def check(fmu_dir, ref_root, platform, only):
         model = name[:-4]
         if only and model != only:
             continue
+        runs = [(platform, os.path.join(fmu_dir, name), platform)]
+        if platform in SAME_MACHINE3:
+            three = SAME_MACHINE3[platform]
+            runs.append((three, os.path.join(fmu_dir, "fmi3", name), f"fmi3 {three}"))
         for directory in scenarios_of(ref_root, model):
             sc = Scenario(directory, model)
-            key = f"{os.path.relpath(directory, ref_root)} {platform}"
-            with tempfile.TemporaryDirectory() as work:
-                time, values = platforms.simulate(platform, os.path.join(fmu_dir, name), sc, work)
-            got = digest(time, values, sc.outputs)
-            same = kept.get(key) == got
-            differ += not same
-            print(f"{key} {'same' if same else 'DIFFERS: ' + got}", flush=True)
+            for run_on, fmu, label in runs:
+                key = f"{os.path.relpath(directory, ref_root)} {label}"
+                with tempfile.TemporaryDirectory() as work:
+                    time, values = platforms.simulate(run_on, fmu, sc, work)
+                got = digest(time, values, sc.outputs)
+                same = kept.get(key) == got
+                differ += not same
+                verdict = "same" if same else f"DIFFERS: {got} (kept: {kept.get(key)})"
+                print(f"{key} {verdict}", flush=True)
     return 1 if differ else 0
 
 
