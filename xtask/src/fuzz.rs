@@ -1,6 +1,7 @@
 //! `cargo xtask fuzz` and `fuzz-build`: the coverage-guided fuzzer (libFuzzer, `fuzz/`) and the
 //! random one that seeds it, with their builds.
 
+use crate::stages::stdout_of;
 use crate::{build_dir, components, root, run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -196,26 +197,21 @@ fn debian_libfuzzer() -> Option<PathBuf> {
         }
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let package = format!("libfuzzer-{major}-dev");
-        let quiet = |c: &mut Command| -> Result<(), String> {
-            let out = c.output().map_err(|e| e.to_string())?;
-            match out.status.success() {
-                true => Ok(()),
-                false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-            }
-        };
-        quiet(
+        stdout_of(
             Command::new("apt-get")
                 .args(["download", &package])
                 .current_dir(&dir),
-        )
-        .map_err(|e| format!("apt-get download {package}: {e}"))?;
+            &format!("apt-get download {package}"),
+        )?;
         let deb = std::fs::read_dir(&dir)
             .map_err(|e| e.to_string())?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.extension().is_some_and(|x| x == "deb"))
             .ok_or(format!("apt-get download {package} left no .deb"))?;
-        quiet(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&dir))
-            .map_err(|e| format!("dpkg-deb -x {}: {e}", deb.display()))?;
+        stdout_of(
+            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&dir),
+            &format!("dpkg-deb -x {}", deb.display()),
+        )?;
         match archive.exists() {
             true => Ok(archive),
             false => Err(format!("{package} holds no {}", archive.display())),
