@@ -265,8 +265,8 @@ pub const COVERAGE_ONLY: &str = "XTASK_COVERAGE_ONLY";
 /// xtask as `RUSTC_WRAPPER` (`xtask <rustc> <arguments>`): rustc without the sanitizer-coverage
 /// flags, except for the crate named by `only`, and without AddressSanitizer for the crates of
 /// crates.io (cargo caps their lints): the fuzzer looks for faults in this project's code, and
-/// those crates (faer, nalgebra, diffsol and what they bring) then build faster. LeakSanitizer still sees every allocation: it replaces the allocator of the
-/// whole process.
+/// those crates (faer, nalgebra, diffsol and what they bring) then build faster. LeakSanitizer
+/// still sees every allocation: it replaces the allocator of the whole process.
 pub fn rustc_wrapper(only: &std::ffi::OsStr) -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let Some(rustc) = args.next() else {

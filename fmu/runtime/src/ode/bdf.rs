@@ -50,7 +50,7 @@ impl<M: Model> StiffRhs for Context<M> {
 }
 
 /// The shared model, as the BDF solver sees it.
-pub type Shared = Rc<RefCell<dyn StiffRhs>>;
+type Shared = Rc<RefCell<dyn StiffRhs>>;
 
 /// The problem starting at `t0` (with step `h0`) for `n` states and `roots` root functions
 /// (at least one) of `context`.
@@ -122,10 +122,12 @@ impl<E> Equations for E where
 {
 }
 
-/// The BDF integrator of a model with `n` states and `roots` root functions: not generic, so
-/// compiled here alone.
+/// The BDF integrator of a model with `n` states and `indicators` event indicators: not
+/// generic, so compiled here alone.
 #[inline(never)]
-pub fn stiff(context: Shared, n: usize, roots: usize, rtol: f64) -> Box<dyn Stiff> {
+pub fn stiff(context: Shared, n: usize, indicators: usize, rtol: f64) -> Box<dyn Stiff> {
+    // diffsol wants at least one root function (`StiffRhs::indicators`).
+    let roots = indicators.max(1);
     Box::new(Bdf::new(Box::new(move |t0, h0| {
         problem(context.clone(), n, roots, rtol, t0, h0)
     })))

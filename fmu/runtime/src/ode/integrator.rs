@@ -104,7 +104,7 @@ impl<M: Model> Integrator<M> {
             offset: vec![0.0; M::STATES],
             full: vec![0.0; M::STATES],
         }));
-        let bdf = stiff(context.clone(), M::STATES, M::EVENT_INDICATORS.max(1), rtol);
+        let bdf = stiff(context.clone(), M::STATES, M::EVENT_INDICATORS, rtol);
         Integrator {
             context,
             rk: Erk::new(
