@@ -11,7 +11,8 @@ bits in hex so nothing is lost in text. `validate.py` uses it three ways:
     bit-identical: the binaries take their maths from the `libm` crate, not from glibc or
     msvcrt (fmu_runtime::math), so nothing differs but the C runtime's I/O;
   - `abuse`: a careless importer's calls, on both platforms: a status back, never a crash.
-`inspect_binaries` checks what each binary links against: the glibc floor and the DLL imports.
+`inspect_binaries` checks what each binary links against: the glibc floor and the DLL imports,
+and the macOS binaries' Mach-O headers, links and symbols (`darwin.py`: built, never run here).
 The FMI 3.0 FMUs run through the harness's `run3`/`abuse3` (Event Mode, early return and the
 intermediate update callback) on their three platforms the same way (`compare_platforms3`).
 """
@@ -26,6 +27,8 @@ import zipfile
 
 import numpy as np
 from fmpy import read_model_description
+
+import darwin
 
 GLIBC_FLOOR = (2, 17)
 # What a DLL may import: Windows system DLLs only, nothing a user would have to find.
@@ -296,8 +299,8 @@ def dll_imports(dll):
 
 
 def inspect_binaries(fmu, work):
-    """Every binary present, each .so within the glibc floor, the DLL importing system DLLs only.
-    Returns (problems, glibc floor, DLL imports)."""
+    """Every binary present, each .so within the glibc floor, the DLL importing system DLLs only,
+    the macOS binaries as `darwin.inspect` checks them. Returns (problems, glibc floor, DLL imports)."""
     fmu_dir = unpack(fmu, work)
     md = read_model_description(fmu)
     model = md.coSimulation.modelIdentifier
@@ -323,4 +326,5 @@ def inspect_binaries(fmu, work):
         foreign = [d for d in imports if d not in SYSTEM_DLLS and not d.startswith("api-ms-win-")]
         if foreign:
             problems.append(f"{model}.dll imports non-system DLLs: {', '.join(foreign)}")
+    problems += darwin.inspect(fmu_dir, model, md.fmiVersion == "3.0")
     return problems, floor, imports

@@ -247,7 +247,7 @@ class IntermediateUpdate(unittest.TestCase):
         self.assertLess(updated, 0.5 * held, f"set at the updates {updated}, held {held}")
 
 
-def fmu_with(work, linux_so=None, windows_dll=None):
+def fmu_with(work, linux_so=None, windows_dll=None, darwin=None):
     """Gear.fmu's modelDescription.xml with the given binaries."""
     path = os.path.join(work, "Gear.fmu")
     with zipfile.ZipFile(os.path.join(ROOT, "target", "fmu", "Gear.fmu")) as src, \
@@ -257,6 +257,8 @@ def fmu_with(work, linux_so=None, windows_dll=None):
             dst.write(linux_so, "binaries/linux64/Gear.so")
         if windows_dll:
             dst.write(windows_dll, "binaries/win64/Gear.dll")
+        if darwin:
+            dst.write(darwin, "binaries/darwin64/Gear.dylib")
     return path
 
 
@@ -391,6 +393,29 @@ class Binaries(unittest.TestCase):
         problems, _, imports = platforms.inspect_binaries(fmu_with(self.work, so, dll), self.work)
         self.assertIn("libgcc_s_seh-1.dll", imports)
         self.assertTrue(any("non-system DLLs: libgcc_s_seh-1.dll" in p for p in problems), problems)
+
+    def test_a_macos_binary_without_arm64_is_refused(self):
+        # The FMI 3.0 FMU's thin x86_64 binary in place of the universal one.
+        with zipfile.ZipFile(os.path.join(ROOT, "target", "fmu", "fmi3", "Gear.fmu")) as z:
+            thin = z.extract("binaries/x86_64-darwin/Gear.dylib", os.path.join(self.work, "3"))
+        fmu = fmu_with(self.work, self.packaged("binaries/linux64/Gear.so"),
+                       self.packaged("binaries/win64/Gear.dll"), darwin=thin)
+        problems, _, _ = platforms.inspect_binaries(fmu, self.work)
+        self.assertIn("binaries/darwin64/Gear.dylib: holds ['x86_64'], not ['x86_64', 'arm64']",
+                      problems)
+
+    def test_a_macos_binary_exporting_more_is_refused(self):
+        # Gear's darwin64 binary beside a Linux library exporting one function more.
+        src = os.path.join(self.work, "more.c")
+        with open(src, "w") as f:
+            f.write("int fmi2Extra(void) { return 0; }\n")
+        more = os.path.join(self.work, "more.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", more, src], check=True)
+        fmu = fmu_with(self.work, more, self.packaged("binaries/win64/Gear.dll"),
+                       darwin=self.packaged("binaries/darwin64/Gear.dylib"))
+        problems, _, _ = platforms.inspect_binaries(fmu, self.work)
+        self.assertTrue(any("Gear.dylib (arm64): exports differ from linux64's" in p
+                            and "'fmi2Extra'" in p for p in problems), problems)
 
     def test_a_missing_windows_binary_is_refused(self):
         so = self.packaged("binaries/linux64/Gear.so")

@@ -2,6 +2,7 @@
 
 mod bench;
 mod components;
+mod darwin;
 mod docs_check;
 mod fuzz;
 mod linearize;

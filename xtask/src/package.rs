@@ -7,6 +7,7 @@
 //! (`reference.rs`, `svg.rs`).
 
 use crate::components::components;
+use crate::darwin;
 use crate::{platforms, reference, root};
 use model_description::ModelDescription;
 use std::ffi::{c_char, CStr, CString};
@@ -101,8 +102,8 @@ fn write_fmu(path: &Path, files: &[(&str, &[u8])]) -> Result<(), String> {
 /// Which binaries a package carries.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Platforms {
-    /// linux64 (glibc 2.17 floor) and win64, and for FMI 3.0 also aarch64-linux (glibc 2.17
-    /// floor): what users get.
+    /// linux64 (glibc 2.17 floor), win64 and darwin64 (universal: x86_64 and arm64, macOS 11),
+    /// and for FMI 3.0 also aarch64-linux (glibc 2.17 floor): what users get.
     All,
     /// Only the linux64 binary: quick local iteration.
     HostOnly,
@@ -115,6 +116,8 @@ pub enum Platform {
     Linux,
     Windows,
     Aarch64,
+    /// x86_64 and arm64 macOS, with their universal binary.
+    Darwin,
 }
 
 /// The component crates to package: every one, or the one whose model is `only`.
@@ -145,6 +148,7 @@ pub fn build(
         (Platforms::All, Platform::Aarch64) => {
             platforms::build_aarch64(&crates, &crate::venv_bin()?)
         }
+        (Platforms::All, Platform::Darwin) => crate::darwin::build(&crates, &crate::venv_bin()?),
     }
 }
 
@@ -164,6 +168,7 @@ pub fn package_into(
     if platforms == Platforms::All {
         build(platforms, Platform::Windows, only)?;
         build(platforms, Platform::Aarch64, only)?;
+        build(platforms, Platform::Darwin, only)?;
     }
     write_into(platforms, only, dir)
 }
@@ -218,10 +223,19 @@ fn write_into(platforms: Platforms, only: Option<&str>, dir: &str) -> Result<Vec
             Some(dir) => Some(read(&dir.join(format!("{lib}.dll")))?),
             None => None,
         };
-        let (so_name, dll_name) = (
+        let (so_name, dll_name, dylib_name) = (
             format!("binaries/linux64/{id}.so"),
             format!("binaries/win64/{id}.dll"),
+            format!("binaries/darwin64/{id}.dylib"),
         );
+        // macOS: the universal binary for FMI 2.0, the thin ones for FMI 3.0.
+        let darwin = match platforms {
+            Platforms::All => {
+                let [x86_64, arm64] = darwin::TARGETS.map(|t| read(&darwin::thin(t, &lib)));
+                Some((read(&darwin::universal(&lib))?, [x86_64?, arm64?]))
+            }
+            Platforms::HostOnly => None,
+        };
         let mut files: Vec<(&str, &[u8])> = vec![
             ("modelDescription.xml", xml.as_bytes()),
             (&so_name, &linux),
@@ -229,6 +243,9 @@ fn write_into(platforms: Platforms, only: Option<&str>, dir: &str) -> Result<Vec
         ];
         if let Some(dll) = &windows {
             files.push((&dll_name, dll));
+        }
+        if let Some((universal, _)) = &darwin {
+            files.push((&dylib_name, universal));
         }
         files.extend(
             extra
@@ -251,6 +268,8 @@ fn write_into(platforms: Platforms, only: Option<&str>, dir: &str) -> Result<Vec
             format!("binaries/x86_64-linux/{id}.so"),
             format!("binaries/x86_64-windows/{id}.dll"),
             format!("binaries/aarch64-linux/{id}.so"),
+            format!("binaries/x86_64-darwin/{id}.dylib"),
+            format!("binaries/aarch64-darwin/{id}.dylib"),
         ];
         let mut files3: Vec<(&str, &[u8])> = vec![
             ("modelDescription.xml", xml3.as_bytes()),
@@ -262,6 +281,10 @@ fn write_into(platforms: Platforms, only: Option<&str>, dir: &str) -> Result<Vec
         }
         if let Some(so) = &aarch64 {
             files3.push((&names3[2], so));
+        }
+        if let Some((_, [x86_64, arm64])) = &darwin {
+            files3.push((&names3[3], x86_64));
+            files3.push((&names3[4], arm64));
         }
         files3.extend(
             extra

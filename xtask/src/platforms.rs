@@ -92,7 +92,7 @@ fn rustup_has(target: &str) -> bool {
 
 /// The rustup toolchain's std for `target`, downloaded if missing (`rustup target add`).
 /// `XTASK_STD_FROM_SOURCE=1` takes the fallback, to check it where rustup works.
-fn rustup_std(target: &str) -> bool {
+pub fn rustup_std(target: &str) -> bool {
     if std::env::var_os("XTASK_STD_FROM_SOURCE").is_some() {
         return false;
     }
@@ -340,7 +340,7 @@ pub fn harness() -> Result<PathBuf, String> {
 }
 
 /// Every Debian package the test command needs that is missing (mingw-w64, Debian's Rust
-/// toolchain where rustup has no std for a cross target, Wine, qemu-user, valgrind, libclang
+/// toolchain where rustup has no std for a cross target, LLVM's tools, Wine, qemu-user, valgrind, libclang
 /// for fmi-sim, Chromium for the docs check), installed as each check would install it, at the
 /// start and beside the first builds.
 pub fn debian_packages() -> Result<(), String> {
@@ -359,7 +359,16 @@ pub fn debian_packages() -> Result<(), String> {
     // rustup's std for the cross targets first: Debian's toolchain is wanted only without it.
     let rustup = rustup_std(WINDOWS_TARGET) && rustup_std(AARCH64_TARGET);
     let debian_rust: &[&str] = if rustup { &[] } else { DEBIAN_RUST_PACKAGES };
-    let bare = missing(&[MINGW_PACKAGES, debian_rust, QEMU_PACKAGES, &["wine64"]].concat());
+    let bare = missing(
+        &[
+            MINGW_PACKAGES,
+            debian_rust,
+            QEMU_PACKAGES,
+            crate::darwin::LLVM_PACKAGES,
+            &["wine64"],
+        ]
+        .concat(),
+    );
     // Chromium with its recommended fonts, as docs-check installs it.
     let full = missing(&["valgrind", "libclang-dev", "chromium"]);
     if !bare.is_empty() {

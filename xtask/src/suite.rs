@@ -119,6 +119,7 @@ fn everything() -> Result<(), String> {
     const LINUX: &str = "package: linux64 build";
     const WINDOWS: &str = "package: win64 build";
     const AARCH64: &str = "package: aarch64 build";
+    const DARWIN: &str = "package: darwin build";
     const WRITE: &str = "package: write FMI 2.0 and 3.0";
     const FMI_SIM: &str = "rust-fmi build (fmi-sim, tests)";
     const PACKAGED_TESTS: &str = "cargo test: packaged FMUs, xtask";
@@ -134,7 +135,8 @@ fn everything() -> Result<(), String> {
         job(LINUX, &[VENV], build(Platform::Linux)),
         job(WINDOWS, &[DEBIAN], build(Platform::Windows)),
         job(AARCH64, &[DEBIAN, VENV], build(Platform::Aarch64)),
-        job(WRITE, &[LINUX, WINDOWS, AARCH64], || {
+        job(DARWIN, &[DEBIAN, VENV], build(Platform::Darwin)),
+        job(WRITE, &[LINUX, WINDOWS, AARCH64, DARWIN], || {
             package::write(all, None).map(|_| ())
         }),
         job(FMI_SIM, &[DEBIAN], || fmi_sim().map(|_| ())),
@@ -164,7 +166,7 @@ fn everything() -> Result<(), String> {
         // crate is not built).
         job(
             "scaffold check",
-            &[LINUX, WINDOWS, AARCH64, FMI_SIM, HARNESS],
+            &[LINUX, WINDOWS, AARCH64, DARWIN, FMI_SIM, HARNESS],
             scaffold::check,
         ),
         job("rust-fmi tests", &[WRITE, FMI_SIM], rust_fmi_tests),

@@ -171,12 +171,22 @@ fn k_cos(x: f64, y: f64) -> f64 {
 }
 
 /// `pow` for the whole binary, dependencies included: diffsol's BDF step-size controller raises
-/// the error norm to a power (the runtime's own Runge-Kutta calls [`pow`] directly), and a last-digit difference there changes the step sizes and so the
-/// results at the tolerance's level. `cargo xtask package` links every shipped binary with
-/// `--wrap=pow`, which sends each call to the C library's `pow` here.
+/// the error norm to a power (the runtime's own Runge-Kutta calls [`pow`] directly), and a
+/// last-digit difference there changes the step sizes and so the results at the tolerance's
+/// level. `cargo xtask package` links every shipped binary with `--wrap=pow` (macOS: `-alias`),
+/// which sends each call to the C library's `pow` here.
 #[no_mangle]
 pub extern "C" fn __wrap_pow(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
+}
+
+/// `cbrt` for the whole binary: diffsol's Newton iteration takes cube roots. On Linux and
+/// Windows the compiler's own builtins define `cbrt` (libm's code, as here); macOS binaries
+/// would take libSystem's, so the darwin link binds `cbrt` to this (`-alias`, xtask's
+/// darwin.rs).
+#[no_mangle]
+pub extern "C" fn __wrap_cbrt(x: f64) -> f64 {
+    libm::cbrt(x)
 }
 
 #[cfg(test)]
