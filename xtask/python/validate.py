@@ -159,6 +159,12 @@ def platform_lines(platform_rows):
         "abuse calls (wrong GUID, NULL instance and arrays, calls out of order, NaN input, truncated,",
         "corrupted and garbage states) on both platforms.",
         "",
+        "Every `.fmu` also carries `binaries/darwin64` (FMI 3.0: `x86_64-darwin`, `aarch64-darwin`):",
+        "built and checked, **not run** (no macOS here). Every FMU below passed the Mach-O checks",
+        "(`xtask/python/darwin.py`, a failure is a problem of the FMU): universal with x86_64 and",
+        "arm64, minimum macOS 11.0, libSystem alone linked, an `@rpath` install name, the linux64",
+        "`.so`'s exports exactly, no maths imported, a code signature on arm64.",
+        "",
         "| FMU | glibc floor | DLL imports | win64 vs linux64 | states across platforms | abuse (linux64, win64) |",
         "|---|---|---|---|---|---|",
     ]
