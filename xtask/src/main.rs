@@ -26,7 +26,8 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   package [--host-only] [--only <Model>]
              build release binaries and write target/fmu/<Model>.fmu, with linux64 (glibc
-             2.17 floor) and win64 binaries; --host-only: the native linux64 binary only;
+             2.17 floor), win64 and darwin64 (macOS 11, x86_64 and arm64) binaries, and
+             fmi3/<Model>.fmu with aarch64-linux too; --host-only: the native linux64 binary only;
              --only: that component alone (validate takes it too)
   new <Name> a new component that packages and validates as it stands: a placeholder model
              with one state in fmu/<name>/ (documentation, in-process test), its reference

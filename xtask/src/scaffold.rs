@@ -6,7 +6,7 @@
 //!
 //! `cargo xtask scaffold-check` proves it: it scaffolds a component into a copy of the
 //! workspace (under `target/scaffold/`), packages it for every platform (linux64, win64,
-//! aarch64-linux) and validates it.
+//! aarch64-linux, macOS) and validates it.
 
 use crate::{build_dir, root, run, venv, ROOT};
 use std::path::Path;
