@@ -363,6 +363,15 @@ class Binaries(unittest.TestCase):
         with zipfile.ZipFile(os.path.join(ROOT, "target", "fmu", "Gear.fmu")) as z:
             return z.extract(name, os.path.join(self.work, "packaged"))
 
+    def shared_library(self, name, source):
+        """`source` compiled by this machine's gcc into `name`.so in the work directory."""
+        src = os.path.join(self.work, f"{name}.c")
+        with open(src, "w") as f:
+            f.write(source)
+        so = os.path.join(self.work, f"{name}.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", so, src], check=True)
+        return so
+
     def test_the_packaged_gear_passes(self):
         fmu = os.path.join(ROOT, "target", "fmu", "Gear.fmu")
         problems, floor, imports = platforms.inspect_binaries(fmu, self.work)
@@ -372,11 +381,8 @@ class Binaries(unittest.TestCase):
 
     def test_a_host_glibc_build_is_refused(self):
         # Linked against this machine's glibc (2.34 or newer): dlopen has a GLIBC_2.34 version.
-        src = os.path.join(self.work, "host.c")
-        with open(src, "w") as f:
-            f.write("#include <dlfcn.h>\nvoid *load(const char *p) { return dlopen(p, RTLD_NOW); }\n")
-        host_so = os.path.join(self.work, "host.so")
-        subprocess.run(["gcc", "-shared", "-fPIC", "-o", host_so, src], check=True)
+        host_so = self.shared_library(
+            "host", "#include <dlfcn.h>\nvoid *load(const char *p) { return dlopen(p, RTLD_NOW); }\n")
         dll = self.packaged("binaries/win64/Gear.dll")
         problems, floor, _ = platforms.inspect_binaries(fmu_with(self.work, host_so, dll), self.work)
         self.assertGreater(floor, (2, 17))
@@ -406,11 +412,7 @@ class Binaries(unittest.TestCase):
 
     def test_a_macos_binary_exporting_more_is_refused(self):
         # Gear's darwin64 binary beside a Linux library exporting one function more.
-        src = os.path.join(self.work, "more.c")
-        with open(src, "w") as f:
-            f.write("int fmi2Extra(void) { return 0; }\n")
-        more = os.path.join(self.work, "more.so")
-        subprocess.run(["gcc", "-shared", "-fPIC", "-o", more, src], check=True)
+        more = self.shared_library("more", "int fmi2Extra(void) { return 0; }\n")
         fmu = fmu_with(self.work, more, self.packaged("binaries/win64/Gear.dll"),
                        darwin=self.packaged("binaries/darwin64/Gear.dylib"))
         problems, _, _ = platforms.inspect_binaries(fmu, self.work)

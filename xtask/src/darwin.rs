@@ -33,12 +33,7 @@ pub const LLVM_PACKAGES: &[&str] = &["llvm"];
 /// An LLVM tool: on the PATH, or else in the newest `/usr/lib/llvm-*/bin` (Debian's `llvm`
 /// package links only some of its tools into /usr/bin; `llvm-lipo` is not among them).
 pub fn llvm_tool(name: &str) -> Option<PathBuf> {
-    let works = |p: &Path| {
-        Command::new(p)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
+    let works = |p: &Path| crate::platforms::has(&p.to_string_lossy(), "--version");
     if works(Path::new(name)) {
         return Some(PathBuf::from(name));
     }
@@ -74,11 +69,14 @@ pub fn thin(target: &str, lib: &str) -> PathBuf {
         .join(format!("lib{lib}.dylib"))
 }
 
+/// Where the universal binaries are.
+fn universal_dir() -> PathBuf {
+    target_dir().join("universal")
+}
+
 /// Where the universal binary for `lib` is.
 pub fn universal(lib: &str) -> PathBuf {
-    target_dir()
-        .join("universal")
-        .join(format!("lib{lib}.dylib"))
+    universal_dir().join(format!("lib{lib}.dylib"))
 }
 
 /// Builds the crates' dylibs for both targets and their universal binaries; returns the
@@ -117,7 +115,7 @@ pub fn build(crates: &[&str], venv_bin: &Path) -> Result<PathBuf, String> {
         cargo.args(["-p", c]);
     }
     run(&mut cargo)?;
-    let out = target_dir().join("universal");
+    let out = universal_dir();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     for c in crates {
         let lib = c.replace('-', "_");

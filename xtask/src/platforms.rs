@@ -36,7 +36,7 @@ pub const WINE: &str = "/usr/lib/wine/wine64";
 /// digit.
 const SAME_MATHS: &str = "-C link-arg=-Wl,--wrap=pow";
 
-fn has(program: &str, arg: &str) -> bool {
+pub fn has(program: &str, arg: &str) -> bool {
     Command::new(program)
         .arg(arg)
         .output()
