@@ -11,6 +11,7 @@ mod mutants;
 mod package;
 mod platforms;
 mod reference;
+mod rustc_wrapper;
 mod scaffold;
 mod stages;
 mod suite;
@@ -34,8 +35,8 @@ commands:
              scenario from generate.py, its row in the README's table of FMUs, its section
              in docs/variables.md and its workspace entry
   scaffold-check
-             scaffolds a component into a copy of the workspace (target/scaffold/), packages
-             it and validates it
+             scaffolds a component into a copy of the workspace (target/scaffold/) and runs
+             dev on it (its tests, its linux64 FMUs validated against its reference)
   validate   fmpy validate + fmutool -check every FMU, check its binaries (glibc floor, DLL
              imports), simulate it in every importer (FMPy, fmi-sim, libcosim, fmucontainer,
              the C harness on linux64 and on win64 under Wine) on its reference-fmus inputs and
@@ -110,8 +111,8 @@ const PYTHON_PACKAGES: &[&str] = &[
 ];
 
 fn main() -> ExitCode {
-    if let Some(only) = std::env::var_os(fuzz::COVERAGE_ONLY) {
-        return fuzz::rustc_wrapper(&only);
+    if let Some(code) = rustc_wrapper::run_if_asked() {
+        return code;
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {

@@ -147,8 +147,8 @@ fn insert_after_table(readme: &Path, row: &str) -> Result<(), String> {
 }
 
 /// Copies the workspace's tracked files to `target/scaffold/workspace` (its own `target/` kept
-/// between runs, the Python tools and fmi-sim shared), scaffolds a component there, packages it
-/// for every platform and validates it.
+/// between runs, the Python tools shared), scaffolds a component there and runs `cargo xtask
+/// dev` on it: its tests, its FMUs packaged for linux64 and validated against its reference.
 pub fn check() -> Result<(), String> {
     let root = root();
     let copy = root.join("target/scaffold/workspace");
@@ -198,23 +198,26 @@ pub fn check() -> Result<(), String> {
     new(&copy, name)?;
     separate_versions(&copy)?;
     // The copy builds into this workspace's build directories: its own crates are compiled
-    // apart (`separate_versions`), every dependency is reused.
-    let shared = build_dir();
-    // Built as the linux64 packages and the workspace's tests are (zig's linker, --target).
+    // apart (`separate_versions`), every dependency is reused. Its test is built as the linux64
+    // packages and the workspace's tests are (zig's linker, --target); not --locked: this build
+    // writes the new crate into the copy's Cargo.lock.
     run(crate::platforms::linux_cargo("test", &crate::venv_bin()?)
         .args(["-p", "scaffolded", "--test", "in_process"])
         .current_dir(&copy))?;
+    // Then this xtask on the copy (its sources are these: building them again there would only
+    // cost time) runs what a developer runs on a new component, `cargo xtask dev`: its tests,
+    // its FMI 2.0 and FMI 3.0 FMUs packaged for linux64 and validated against its reference
+    // (fmpy validate, FMPy, the C harness). The other platforms' builds and the other
+    // importers run the same code for every component, and the eight real ones go through
+    // them in this suite.
     // The fuzz crate is not built here: `new` adds the component to it at anchors it checks,
     // and the fuzz stage builds it with every real component (a build of the copy's would cost
     // three minutes of the test command for one line of a template).
-    // This xtask on the copy: its sources are these, and building them again there would only
-    // cost time.
     run(
         Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
-            .args(["validate", "--only", name])
+            .args(["dev", name])
             .env(ROOT, &copy)
-            .env(crate::FMI_SIM_BUILT, crate::fmi_sim()?)
-            .env("XTASK_BUILD_DIR", &shared)
+            .env("XTASK_BUILD_DIR", build_dir())
             .current_dir(&copy),
     )
 }
