@@ -4,7 +4,7 @@
 use crate::stages::stdout_of;
 use crate::{build_dir, components, root, run};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
 /// `cargo xtask fuzz-build`: libFuzzer's binary (with ASan if `asan`) and the random fuzzer's
 /// (uninstrumented), their paths printed one a line, libFuzzer's first.
@@ -258,9 +258,42 @@ fn random_build(how: Random) -> Result<PathBuf, String> {
     }
 }
 
-/// Set for xtask as cargo's `RUSTC_WRAPPER` (`fuzz_build`, `rustc_wrapper`): the one crate
-/// compiled with sanitizer coverage.
+/// Set for xtask as cargo's `RUSTC_WRAPPER` (`fuzz_build`): the one crate compiled with
+/// sanitizer coverage.
 pub const COVERAGE_ONLY: &str = "XTASK_COVERAGE_ONLY";
+
+/// xtask as `RUSTC_WRAPPER` (`xtask <rustc> <arguments>`): rustc without the sanitizer-coverage
+/// flags, except for the crate named by `only`, and without AddressSanitizer for the crates of
+/// crates.io (cargo caps their lints): the fuzzer looks for faults in this project's code, and
+/// those crates (faer, nalgebra, diffsol and what they bring) then build faster. LeakSanitizer
+/// still sees every allocation: it replaces the allocator of the whole process.
+pub fn rustc_wrapper(only: &std::ffi::OsStr) -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let Some(rustc) = args.next() else {
+        return ExitCode::FAILURE;
+    };
+    let args: Vec<std::ffi::OsString> = args.collect();
+    let covered = args
+        .windows(2)
+        .any(|w| w[0] == "--crate-name" && w[1] == only);
+    let third_party = args
+        .windows(2)
+        .any(|w| w[0] == "--cap-lints" && w[1] == "allow");
+    let dropped = |a: &std::ffi::OsString| {
+        let a = a.to_string_lossy();
+        let coverage =
+            a == "-Cpasses=sancov-module" || a.starts_with("-Cllvm-args=-sanitizer-coverage");
+        (coverage && !covered) || (third_party && a == "-Zsanitizer=address")
+    };
+    let kept = args.iter().filter(|a| !dropped(a));
+    match Command::new(rustc).args(kept).status() {
+        Ok(s) => ExitCode::from(s.code().map_or(1, |c| c as u8)),
+        Err(e) => {
+            eprintln!("xtask: rustc: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// The libFuzzer binary of `fuzz/`, with ASan if `asan`.
 fn fuzz_build(asan: bool) -> Result<PathBuf, String> {

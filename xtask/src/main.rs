@@ -11,7 +11,6 @@ mod mutants;
 mod package;
 mod platforms;
 mod reference;
-mod rustc_wrapper;
 mod scaffold;
 mod stages;
 mod suite;
@@ -111,8 +110,8 @@ const PYTHON_PACKAGES: &[&str] = &[
 ];
 
 fn main() -> ExitCode {
-    if let Some(code) = rustc_wrapper::run_if_asked() {
-        return code;
+    if let Some(only) = std::env::var_os(fuzz::COVERAGE_ONLY) {
+        return fuzz::rustc_wrapper(&only);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
