@@ -198,11 +198,10 @@ pub fn check() -> Result<(), String> {
     new(&copy, name)?;
     separate_versions(&copy)?;
     // The copy builds into this workspace's build directories: its own crates are compiled
-    // apart (`separate_versions`), every dependency is reused. Its test is built as the linux64
-    // packages and the workspace's tests are (zig's linker, --target); not --locked: this build
-    // writes the new crate into the copy's Cargo.lock.
-    run(crate::platforms::linux_cargo("test", &crate::venv_bin()?)
-        .args(["-p", "scaffolded", "--test", "in_process"])
+    // apart (`separate_versions`), every dependency is reused. Its Cargo.lock takes the new
+    // crate and the copy's versions first (`dev` builds with --locked).
+    run(Command::new(env!("CARGO"))
+        .args(["update", "--workspace", "--offline"])
         .current_dir(&copy))?;
     // Then this xtask on the copy (its sources are these: building them again there would only
     // cost time) runs what a developer runs on a new component, `cargo xtask dev`: its tests,

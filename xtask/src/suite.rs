@@ -238,10 +238,9 @@ pub fn dev(model: &str) -> Result<(), String> {
     // A refactoring changes no result: the linux64 hashes of its reference scenarios, once
     // `cargo xtask hashes` has kept them (a component just scaffolded has none).
     let kept = std::fs::read_to_string(root.join("docs/result-hashes.txt")).unwrap_or_default();
-    let scenario_of = |line: &str| line.split([' ', '/']).next().map(str::to_string);
     if !kept
         .lines()
-        .any(|l| scenario_of(l).as_deref() == Some(model))
+        .any(|l| l.split([' ', '/']).next() == Some(model))
     {
         println!("dev: {model} has no results kept in docs/result-hashes.txt yet: not compared");
         return Ok(());
