@@ -14,9 +14,8 @@
 //! - The same maths as on Linux: Mach-O has no `--wrap`, so `-alias` binds the binary's own
 //!   calls of `pow` and `cbrt` to the runtime's (libm's); nothing takes them from libSystem.
 //! - zig's stub names `arm64e`, not `arm64`, which ld64.lld takes literally: the build uses a
-//!   copy naming both ([`arm64_stub`]). Dependencies name `libiconv` (the libc crate) and
-//!   `libc++` (atomic-wait, under faer's threads) but call nothing from them: their stubs are
-//!   empty and `-dead_strip_dylibs` drops both.
+//!   copy naming both ([`arm64_stub`]). The libc crate names `libiconv` but nothing calls it:
+//!   its stub is empty and `-dead_strip_dylibs` drops it.
 
 use crate::{build_dir, root, run};
 use std::path::{Path, PathBuf};
@@ -151,8 +150,8 @@ fn link_flags() -> Vec<String> {
 }
 
 /// The SDK the link sees: in its `usr/lib`, the stubs of the system libraries the link names:
-/// libSystem (with `libc` and `libm`, which are libSystem on macOS) from zig's, and empty
-/// `libiconv` and `libc++`. Returns its root.
+/// libSystem (with `libc` and `libm`, which are libSystem on macOS) from zig's, and an empty
+/// `libiconv`. Returns its root.
 fn system_stubs(venv_bin: &Path) -> Result<PathBuf, String> {
     let zig = zig_libsystem(venv_bin)?;
     let text = std::fs::read_to_string(&zig).map_err(|e| format!("{}: {e}", zig.display()))?;
@@ -171,7 +170,6 @@ fn system_stubs(venv_bin: &Path) -> Result<PathBuf, String> {
         ("libc.tbd", system.clone()),
         ("libm.tbd", system),
         ("libiconv.tbd", empty("/usr/lib/libiconv.2.dylib")),
-        ("libc++.tbd", empty("/usr/lib/libc++.1.dylib")),
     ];
     for (name, text) in files {
         let path = dir.join(name);

@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 const CARGO_MUTANTS_VERSION: &str = "27.1.0";
 
 /// What each stage's result depends on (`stamp_of`).
-const STAGE1: &[&str] = &["fmu", "Cargo.lock"];
-const STAGE2: &[&str] = &["fmu", "tests", "Cargo.lock"];
+const STAGE1: &[&str] = &["fmu", "vendor", "Cargo.lock"];
+const STAGE2: &[&str] = &["fmu", "tests", "vendor", "Cargo.lock"];
 
 /// One mutant, as `cargo mutants --list --json` names it.
 #[derive(Clone)]
