@@ -184,6 +184,11 @@ pub fn check() -> Result<(), String> {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         std::fs::write(&to, &content).map_err(|e| format!("{}: {e}", to.display()))?;
+        // A vendored crate is a dependency the copy shares with the workspace at the same
+        // relative path, so the same build: with its files' times its build stays fresh.
+        if relative.starts_with("vendor/") {
+            keep_time(&from, &to)?;
+        }
     }
     venv()?;
     std::fs::create_dir_all(copy.join("target")).map_err(|e| e.to_string())?;
@@ -219,6 +224,18 @@ pub fn check() -> Result<(), String> {
             .env("XTASK_BUILD_DIR", build_dir())
             .current_dir(&copy),
     )
+}
+
+/// `to` takes `from`'s modification time.
+fn keep_time(from: &Path, to: &Path) -> Result<(), String> {
+    let time = std::fs::metadata(from)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e}", from.display()))?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)
+        .and_then(|f| f.set_modified(time))
+        .map_err(|e| format!("{}: {e}", to.display()))
 }
 
 /// Cargo names a workspace crate's build by its name, version and path relative to the
