@@ -367,21 +367,25 @@ impl<M: Model> Jacobian<M> {
     ) -> bool {
         let lanes = <JetOf<M> as Lanes>::LANES;
         let n = unknowns.len();
-        // Below four unknowns the loop's setup costs more than the reads it saves. `rows` lies
-        // inside the rows of `unknown_of_row`: every unknown is compared.
-        if n < 4 || first != 0 || n > rows.len() || n != sensitivity.len() || lane >= lanes {
+        // Below three unknowns the loop costs more than the lookups it saves. The rows, the
+        // unknowns they hold and the sensitivities are taken as slices of one length, so the
+        // loop reads them unchecked.
+        if n < 3 || first != 0 || lane >= lanes {
             return false;
         }
-        let mut same = true;
-        for ((u, s), (want, x)) in unknowns
-            .iter()
-            .zip(sensitivity.iter_mut())
-            .zip(self.unknown_of_row.iter().zip(rows))
-        {
-            same &= *u == *want;
-            *s = x.eps()[lane] * v;
+        let (Some(rows), Some(want), Some(out)) = (
+            rows.get(..n),
+            self.unknown_of_row.get(..n),
+            sensitivity.get_mut(..n),
+        ) else {
+            return false;
+        };
+        let mut differ = 0;
+        for i in 0..n {
+            differ |= unknowns[i] ^ want[i];
+            out[i] = rows[i].eps()[lane] * v;
         }
-        same
+        differ == 0 && n == sensitivity.len()
     }
 
     /// Known `k`'s chunk, its rows swept at this point, the first of them and `k`'s lane there;
