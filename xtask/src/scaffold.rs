@@ -326,12 +326,15 @@ const LIB_RS: &str = r#"//! {Name}: an inertia J on a bearing with viscous frict
 //! `J dw/dt = tau - d w`. A placeholder written by `cargo xtask new`: replace the equations,
 //! the declarations and `documentation.html` with the component's.
 
-use fmu_runtime::{export_fmu, Equations, Experiment, Invalid, Jet, Model, Scalar, Variables};
+use fmu_runtime::{
+    export_fmu, Equations, Experiment, Invalid, Jet, Model, Param, Scalar, Variables,
+};
 
 /// Written once over the number type `S`: as f64 the simulation, over jets its exact
-/// derivatives.
+/// derivatives. The parameters are `Param<S>`: plain f64 among the jets after initialization,
+/// where they do not move with the knowns.
 #[derive(Debug, Clone, Variables)]
-pub struct {Name}<S = f64> {
+pub struct {Name}<S: Scalar = f64> {
     #[parameter(
         name = "J",
         start = 0.5,
@@ -339,16 +342,16 @@ pub struct {Name}<S = f64> {
         min = 0.0,
         describe = "Inertia (> 0)"
     )]
-    j: S,
+    j: Param<S>,
     #[parameter(
         start = 0.1,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction of the bearing (>= 0)"
     )]
-    d: S,
+    d: Param<S>,
     #[parameter(unit = "rad/s", describe = "Initial speed")]
-    w_start: S,
+    w_start: Param<S>,
     #[input(unit = "N.m", describe = "Torque on the inertia")]
     tau: S,
     #[output(unit = "rad/s", depends_on = ["w"], state, from = w_start, derivative = "a", describe = "Speed (state)")]

@@ -84,9 +84,9 @@ impl<S: Scalar> Equations<S> for ChainDrive<S> {
         let b = self.bike.bike();
         self.i_sa = b.i_sa();
         self.g_sa = b.g_sa();
-        let start = b.start(self.theta_sa_start, self.w_rw_start);
-        (self.q, self.w) = (start.q, start.w);
-        (self.l_u0, self.l_l0) = (start.rest.l_u0, start.rest.l_l0);
+        let start = b.params().start(self.theta_sa_start, self.w_rw_start);
+        (self.q, self.w) = (start.q.map(S::param), start.w.map(S::param));
+        (self.l_u0, self.l_l0) = (start.l_u0, start.l_l0);
         let zero = S::constant(0.0);
         (self.energy_dissipated, self.energy_impact) = (zero, zero);
     }
@@ -97,7 +97,7 @@ mod tests {
     use super::*;
     use crate::{FREE, UPPER};
     use fmu_runtime::lift::Lifted;
-    use fmu_runtime::{Jet, Model};
+    use fmu_runtime::{Jet, Model, Moving};
 
     /// The full chain starts untensioned: `calculated` gives `L_upper_0` the upper run's length
     /// at the start pose by the same code that `outputs` measures it with, so its extension is
@@ -112,7 +112,7 @@ mod tests {
             (m.bike.c, m.w_rw_start, m.tau_eng) = (40.0, 5.0, 60.0);
             m.initialize(0.0).unwrap();
             m.mode = mode;
-            let mut j = ChainDrive::<Jet<10>>::lift(&m);
+            let mut j = ChainDrive::<Jet<10, Moving>>::lift(&m);
             let b = &mut j.bike;
             for (i, x) in [
                 &mut b.c,

@@ -16,13 +16,13 @@
 //! their first two derivatives are computed in closed form here (the thesis's printed lengths
 //! lack the arm's contribution, see the documentation).
 
-use fmu_runtime::{Scalar, Variables};
+use fmu_runtime::{Param, Scalar, Variables};
 
 /// What does not change during a run: where the pivot, the sprockets and the swing arm's centre
 /// of mass are. The start values are Table 2.2 of the thesis. Generic over the number type of
 /// the model (`fmu_runtime::lift`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Layout<S = f64> {
+pub struct Layout<S: Scalar = f64> {
     /// Swing-arm length, pivot to wheel axle.
     #[parameter(
         start = 0.7,
@@ -30,55 +30,55 @@ pub struct Layout<S = f64> {
         min = 0.0,
         describe = "Swing-arm length, pivot to wheel axle (> 0)"
     )]
-    pub l_sa: S,
+    pub l_sa: Param<S>,
     /// Distance from the pivot to the swing arm's centre of mass.
     #[parameter(
         start = 0.35,
         unit = "m",
         describe = "Distance from the pivot to the swing arm's centre of mass, along the arm"
     )]
-    pub d_sa: S,
+    pub d_sa: Param<S>,
     #[parameter(
         start = 0.03,
         unit = "m",
         min = 0.0,
         describe = "Pitch radius of the drive sprocket (> 0)"
     )]
-    pub r_ds: S,
+    pub r_ds: Param<S>,
     #[parameter(
         start = 0.08,
         unit = "m",
         min = 0.0,
         describe = "Pitch radius of the wheel sprocket (> 0)"
     )]
-    pub r_ws: S,
+    pub r_ws: Param<S>,
     /// Drive sprocket centre, forward of the pivot.
     #[parameter(
         start = 0.08,
         unit = "m",
         describe = "Drive sprocket centre, forward of the swing-arm pivot"
     )]
-    pub ds_x: S,
+    pub ds_x: Param<S>,
     /// Drive sprocket centre, above the pivot.
     #[parameter(start = -0.02, unit = "m", describe = "Drive sprocket centre, above the swing-arm pivot (negative: below)")]
-    pub ds_z: S,
+    pub ds_z: Param<S>,
 }
 
 /// The layout's lengths as the equations read them.
 #[derive(Debug, Clone, Copy)]
-pub struct Frame<S> {
-    pub l_sa: S,
-    pub d_sa: S,
-    pub r_ds: S,
-    pub r_ws: S,
-    pub ds_x: S,
-    pub ds_z: S,
+pub struct Frame<S: Scalar> {
+    pub l_sa: Param<S>,
+    pub d_sa: Param<S>,
+    pub r_ds: Param<S>,
+    pub r_ws: Param<S>,
+    pub ds_x: Param<S>,
+    pub ds_z: Param<S>,
 }
 
 /// The geometric parts of the run lengths at one swing-arm angle, with their first and second
 /// derivatives with respect to it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Runs<S = f64> {
+pub struct Runs<S: Scalar = f64> {
     /// Distance between the sprocket centres.
     pub d: S,
     /// Free length of each run, `sqrt(d^2 - dr^2)`.
@@ -159,6 +159,19 @@ impl<S: Scalar> Layout<S> {
 }
 
 impl<S: Scalar> Frame<S> {
+    /// The same over the parameters' own number type.
+    #[inline(always)]
+    pub fn params(&self) -> Frame<Param<S>> {
+        Frame {
+            l_sa: self.l_sa,
+            d_sa: self.d_sa,
+            r_ds: self.r_ds,
+            r_ws: self.r_ws,
+            ds_x: self.ds_x,
+            ds_z: self.ds_z,
+        }
+    }
+
     /// The lengths' values, without their derivatives.
     #[inline(always)]
     pub fn value(&self) -> Frame<f64> {

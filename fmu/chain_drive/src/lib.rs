@@ -12,7 +12,7 @@ mod half_bike;
 mod model;
 
 use dependencies::*;
-use fmu_runtime::{export_fmu, Variables};
+use fmu_runtime::{export_fmu, Param, Scalar, Variables};
 pub use half_bike::{HalfBike, BOTH, FREE, LOWER, UPPER};
 
 pub const FULL: i32 = 1;
@@ -23,18 +23,18 @@ pub const INEXTENSIBLE: i32 = 3;
 /// and every output. Generic over its number type: `ChainDrive<f64>` is the simulation,
 /// `ChainDrive<Jet<N>>` the same equations giving its Jacobian (`fmu_runtime::lift`).
 #[derive(Debug, Clone, Variables)]
-pub struct ChainDrive<S = f64> {
+pub struct ChainDrive<S: Scalar = f64> {
     #[variables]
     bike: HalfBike<S>,
     #[parameter(start = FULL, min = 1.0, max = 3.0, describe = "1 full elastic, 2 quasi-steady-state, 3 inextensible")]
     chain_model: i32,
     #[parameter(unit = "rad", describe = "Initial swing-arm angle")]
-    theta_sa_start: S,
+    theta_sa_start: Param<S>,
     #[parameter(
         unit = "rad/s",
         describe = "Initial wheel speed (the drive sprocket starts at r_ws/r_ds times it)"
     )]
-    w_rw_start: S,
+    w_rw_start: Param<S>,
     #[input(
         unit = "N.m",
         describe = "Engine torque on the drive sprocket (positive drives the bike forward and tightens the upper run)"
@@ -168,28 +168,28 @@ pub struct ChainDrive<S = f64> {
         unit = "kg.m2",
         describe = "Inertia of swing arm and wheel mass about the pivot, J_sa + m_sa d_sa^2 + m_rw l_sa^2"
     )]
-    i_sa: S,
+    i_sa: Param<S>,
     #[calculated_parameter(
         name = "G_sa",
         initial_depends_on = ["m_sa", "m_rw", "l_sa", "d_sa", "g"],
         unit = "N.m",
         describe = "Gravity moment amplitude g (m_sa d_sa + m_rw l_sa)"
     )]
-    g_sa: S,
+    g_sa: Param<S>,
     #[calculated_parameter(
         name = "L_upper_0",
         initial_depends_on = &INITIAL_LENGTH,
         unit = "m",
         describe = "Upper-run length at which it goes taut (lengths between material marks)"
     )]
-    l_u0: S,
+    l_u0: Param<S>,
     #[calculated_parameter(
         name = "L_lower_0",
         initial_depends_on = &INITIAL_SLACK_LENGTH,
         unit = "m",
         describe = "Lower-run length at which it goes taut"
     )]
-    l_l0: S,
+    l_l0: Param<S>,
 }
 
 export_fmu!(ChainDrive);

@@ -4,7 +4,8 @@
 
 use fmu_runtime::math::{cos, sin};
 use fmu_runtime::{
-    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Scalar, Side, Variables,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Param, Scalar, Side,
+    Variables,
 };
 
 /// Hysteresis of the dead-centre indicator sin(phi) near phi = 0: sin(phi) is rounded to
@@ -19,7 +20,7 @@ fn dead_centre_hysteresis(phi: f64) -> f64 {
 
 /// Piston position from the crank axis, and its first two derivatives with respect to phi.
 pub mod geometry {
-    use fmu_runtime::Scalar;
+    use fmu_runtime::{Param, Scalar};
 
     /// `s`, `ds/dphi` and `d2s/dphi2` at one crank angle.
     #[derive(Debug, Clone, Copy)]
@@ -35,7 +36,7 @@ pub mod geometry {
     /// - `d2s/dphi2 = -a cos(phi) - a^2 cos(2 phi) / R - a^4 sin^2(phi) cos^2(phi) / R^3`;
     ///
     /// one `sin_cos` for all three (it is most of a derivative evaluation's cost).
-    pub fn at<S: Scalar>(a: S, l: S, phi: S) -> Slider<S> {
+    pub fn at<S: Scalar>(a: Param<S>, l: Param<S>, phi: S) -> Slider<S> {
         let (sn, cs) = phi.sin_cos();
         let a2 = a * a;
         let r = (l * l - a2 * sn * sn).sqrt();
@@ -84,16 +85,16 @@ pub mod geometry {
 
 /// A small single-cylinder engine: 50 mm crank, 160 mm rod, from rest at top dead centre.
 #[derive(Debug, Clone, Variables)]
-pub struct CrankSlider<S = f64> {
+pub struct CrankSlider<S: Scalar = f64> {
     #[parameter(start = 0.05, unit = "m", min = 0.0, describe = "Crank radius a (> 0)")]
-    crank_radius: S,
+    crank_radius: Param<S>,
     #[parameter(
         start = 0.16,
         unit = "m",
         min = 0.0,
         describe = "Connecting rod length l (> crank_radius)"
     )]
-    rod_length: S,
+    rod_length: Param<S>,
     #[parameter(
         name = "J",
         start = 0.02,
@@ -101,13 +102,13 @@ pub struct CrankSlider<S = f64> {
         min = 0.0,
         describe = "Inertia of crank and flywheel (> 0: the only inertia at the dead centres)"
     )]
-    j: S,
+    j: Param<S>,
     #[parameter(start = 0.5, unit = "kg", min = 0.0, describe = "Piston mass")]
-    m: S,
+    m: Param<S>,
     #[parameter(unit = "rad", describe = "Initial crank angle (0: top dead centre)")]
-    phi_start: S,
+    phi_start: Param<S>,
     #[parameter(unit = "rad/s", describe = "Initial crank speed")]
-    w_start: S,
+    w_start: Param<S>,
     #[input(unit = "N.m", describe = "External torque on the crank")]
     tau: S,
     #[input(

@@ -1,14 +1,14 @@
 //! Open-belt geometry: the exact belt length, its derivatives, and the sheave constraint.
 
 use fmu_runtime::math::asin;
-use fmu_runtime::{Scalar, Variables};
+use fmu_runtime::{Param, Scalar, Variables};
 use std::f64::consts::{FRAC_PI_2, PI};
 
 /// The CVT's geometry parameters; the start values are a scooter-sized CVT's: 250 mm centre
 /// distance, 80/120 mm working diameters. Generic over the number type of the CVT that embeds
 /// it: `f64` for the simulation, jets for its exact derivatives.
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Geometry<S = f64> {
+pub struct Geometry<S: Scalar = f64> {
     #[parameter(
         name = "C",
         start = 0.25,
@@ -16,7 +16,7 @@ pub struct Geometry<S = f64> {
         min = 0.0,
         describe = "Centre distance of the pulleys"
     )]
-    pub c: S,
+    pub c: Param<S>,
     #[parameter(
         name = "D1_bar",
         start = 0.08,
@@ -24,7 +24,7 @@ pub struct Geometry<S = f64> {
         min = 0.0,
         describe = "Primary working diameter at s1 = s1_bar"
     )]
-    pub d1_bar: S,
+    pub d1_bar: Param<S>,
     #[parameter(
         name = "D2_bar",
         start = 0.12,
@@ -32,21 +32,21 @@ pub struct Geometry<S = f64> {
         min = 0.0,
         describe = "Secondary working diameter at s2 = s2_bar"
     )]
-    pub d2_bar: S,
+    pub d2_bar: Param<S>,
     #[parameter(
         unit = "m",
         describe = "Primary sheave position of the reference configuration"
     )]
-    pub s1_bar: S,
+    pub s1_bar: Param<S>,
     #[parameter(
         unit = "m",
         describe = "Secondary sheave position of the reference configuration"
     )]
-    pub s2_bar: S,
+    pub s2_bar: Param<S>,
     #[parameter(start = 4.0, min = 0.0, describe = "dD1/ds1 (> 0)")]
-    pub c1: S,
+    pub c1: Param<S>,
     #[parameter(start = 4.0, min = 0.0, describe = "dD2/ds2 (> 0)")]
-    pub c2: S,
+    pub c2: Param<S>,
 }
 
 /// `sin(beta)` beyond which the geometry is rejected (the belt would nearly wrap one pulley).
@@ -54,7 +54,7 @@ pub const MAX_SIN_BETA: f64 = 0.95;
 
 /// The open-belt length `L = 2C cos(beta) + (pi/2)(D1 + D2) + beta (D2 - D1)` with
 /// `sin(beta) = (D2 - D1)/(2C)`.
-pub fn length<S: Scalar>(c: S, d1: S, d2: S) -> S {
+pub fn length<S: Scalar>(c: Param<S>, d1: S, d2: S) -> S {
     let beta = ((d2 - d1) / (c * 2.0)).asin();
     c * 2.0 * beta.cos() + (d1 + d2) * FRAC_PI_2 + beta * (d2 - d1)
 }
@@ -71,7 +71,7 @@ pub fn length_gradient<S: Scalar>(beta: S) -> (S, S) {
 
 /// A point of the belt constraint: s1, and the angle of the straight spans there.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OnBelt<S = f64> {
+pub struct OnBelt<S: Scalar = f64> {
     pub s1: S,
     pub beta: S,
     pub cos_beta: S,
@@ -79,7 +79,7 @@ pub struct OnBelt<S = f64> {
 
 /// Where the sheaves are and how the constraint ties them, at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Configuration<S = f64> {
+pub struct Configuration<S: Scalar = f64> {
     pub s1: S,
     pub d1: S,
     pub d2: S,
@@ -108,6 +108,21 @@ impl<S: Scalar> Geometry<S> {
         }
     }
 
+    /// The same geometry over the parameters' own number type (the travel limits, the belt
+    /// length: computed from parameters alone).
+    #[inline(always)]
+    pub fn params(&self) -> Geometry<Param<S>> {
+        Geometry {
+            c: self.c,
+            d1_bar: self.d1_bar,
+            d2_bar: self.d2_bar,
+            s1_bar: self.s1_bar,
+            s2_bar: self.s2_bar,
+            c1: self.c1,
+            c2: self.c2,
+        }
+    }
+
     pub fn d1(&self, s1: S) -> S {
         self.d1_bar + self.c1 * (s1 - self.s1_bar)
     }
@@ -117,8 +132,8 @@ impl<S: Scalar> Geometry<S> {
     }
 
     /// The belt length, fixed by the reference diameters.
-    pub fn l0(&self) -> S {
-        length(self.c, self.d1_bar, self.d2_bar)
+    pub fn l0(&self) -> Param<S> {
+        length::<Param<S>>(self.c, self.d1_bar, self.d2_bar)
     }
 
     /// The point on the belt at `s2`: s1 from [`Geometry::solve_s1`], moving with the knowns
@@ -126,10 +141,10 @@ impl<S: Scalar> Geometry<S> {
     /// holding, so `dF + (pi/2 - beta) c1 ds1 = 0`, `dF` taken with s1 held. The angle the
     /// iteration carries out follows likewise from `sin(beta) = (D2 - D1)/(2C)`.
     #[inline(always)]
-    pub fn on_belt(&self, l0: S, s2: S) -> Option<OnBelt<S>> {
+    pub fn on_belt(&self, l0: Param<S>, s2: S) -> Option<OnBelt<S>> {
         let on = self.values().solve_s1(l0.value(), s2.value())?;
         let s1 = S::root(on.s1, (FRAC_PI_2 - on.beta) * self.c1.value(), |s1| {
-            length(self.c, self.d1(s1), self.d2(s2)) - l0
+            length::<S>(self.c, self.d1(s1), self.d2(s2)) - l0
         });
         let beta = S::root(on.beta, on.cos_beta, |beta| {
             beta.sin() - (self.d2(s2) - self.d1(s1)) / (self.c * 2.0)
@@ -145,7 +160,7 @@ impl<S: Scalar> Geometry<S> {
         let s2 = g.solve_s2(s1.value(), g.s2_bar)?;
         let dl_dd2 = FRAC_PI_2 + beta(g.c, g.d1(s1.value()), g.d2(s2));
         Some(S::root(s2, dl_dd2 * g.c2, |s2| {
-            length(self.c, self.d1(s1), self.d2(s2)) - self.l0()
+            length::<S>(self.c, self.d1(s1), self.d2(s2)) - self.l0()
         }))
     }
 

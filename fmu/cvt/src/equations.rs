@@ -5,10 +5,10 @@
 
 use crate::belt::Configuration;
 use crate::{Cvt, FREE};
-use fmu_runtime::{Equations, Scalar, Variables};
+use fmu_runtime::{Equations, Param, Scalar, Variables};
 
 /// Accelerations at one instant.
-pub(crate) struct Motion<S> {
+pub(crate) struct Motion<S: Scalar> {
     pub cfg: Configuration<S>,
     /// dw1/dt
     pub a1: S,
@@ -64,7 +64,7 @@ impl<S: Scalar> Cvt<S> {
 
     /// Kinetic energy of the sheaves moving at `v2`, lost in an inelastic stop.
     pub(crate) fn sheave_energy(&self, cfg: &Configuration<S>, v2: S) -> S {
-        (self.m2 + self.m1 * cfg.s1p * cfg.s1p) * 0.5 * v2 * v2
+        sheave_energy(self.m1, self.m2, cfg, v2)
     }
 
     /// What the housing supplies: the angular momentum is J1 w1 + J2 w2 about parallel axes,
@@ -84,17 +84,24 @@ impl<S: Scalar> Cvt<S> {
     }
 
     /// The energy a stop at the start took: the sheaves' at `v2_start`, at `s2_start`.
-    fn start_impact_energy(&self) -> S {
-        let g = &self.geometry;
+    /// Parameters alone: over their own number type.
+    fn start_impact_energy(&self) -> Param<S> {
+        let g = self.geometry.params();
         let on = if self.stopped_at_start() {
             g.on_belt(self.l0, self.s2_start)
         } else {
             None
         };
-        on.map_or(S::constant(0.0), |on| {
-            self.sheave_energy(&g.configuration(self.s2_start, on), self.v2_start)
+        on.map_or(Param::<S>::constant(0.0), |on| {
+            let cfg = g.configuration(self.s2_start, on);
+            sheave_energy(self.m1, self.m2, &cfg, self.v2_start)
         })
     }
+}
+
+/// Kinetic energy of the sheaves moving at `v2`, over any number type.
+fn sheave_energy<T: Scalar>(m1: Param<T>, m2: Param<T>, cfg: &Configuration<T>, v2: T) -> T {
+    (m2 + m1 * cfg.s1p * cfg.s1p) * 0.5 * v2 * v2
 }
 
 impl<S: Scalar> Equations<S> for Cvt<S> {
@@ -144,8 +151,8 @@ impl<S: Scalar> Equations<S> for Cvt<S> {
     /// A stop at the start takes the sheaves' speed, whatever v2_start.
     fn calculated(&mut self, _t: f64) {
         self.l0 = self.geometry.l0();
-        let g = self.geometry;
-        let nan = S::constant(f64::NAN);
+        let g = self.geometry.params();
+        let nan = Param::<S>::constant(f64::NAN);
         self.s2_lo = g
             .s2_on_belt(self.s1_max)
             .map_or(nan, |s2| self.s2_min.max(s2));

@@ -9,7 +9,8 @@ mod equations;
 use belt::Geometry;
 use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
-    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Side, Variables, HYSTERESIS,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Param, Scalar, Side,
+    Variables, HYSTERESIS,
 };
 
 pub const FREE: i32 = 0;
@@ -17,10 +18,10 @@ pub const AT_LOWER: i32 = -1;
 pub const AT_UPPER: i32 = 1;
 
 /// A scooter-sized CVT: 250 mm centre distance, 80/120 mm working diameters. Every Real field
-/// is an `S`: `Cvt<f64>` is the simulation, `Cvt<Jet<9>>` its exact derivatives
-/// (`equations.rs`).
+/// is an `S`, every parameter a `Param<S>`: `Cvt<f64>` is the simulation, `Cvt<Jet<5>>` its
+/// exact derivatives (`equations.rs`).
 #[derive(Debug, Clone, Variables)]
-pub struct Cvt<S = f64> {
+pub struct Cvt<S: Scalar = f64> {
     #[variables]
     geometry: Geometry<S>,
     #[parameter(
@@ -30,7 +31,7 @@ pub struct Cvt<S = f64> {
         min = 0.0,
         describe = "Primary shaft inertia"
     )]
-    j1: S,
+    j1: Param<S>,
     #[parameter(
         name = "J2",
         start = 0.02,
@@ -38,64 +39,64 @@ pub struct Cvt<S = f64> {
         min = 0.0,
         describe = "Secondary shaft inertia"
     )]
-    j2: S,
+    j2: Param<S>,
     #[parameter(
         start = 0.5,
         unit = "kg",
         min = 0.0,
         describe = "Mass of the movable primary sheave"
     )]
-    m1: S,
+    m1: Param<S>,
     #[parameter(
         start = 0.8,
         unit = "kg",
         min = 0.0,
         describe = "Mass of the movable secondary sheave"
     )]
-    m2: S,
+    m2: Param<S>,
     #[parameter(start = -0.006, unit = "m", describe = "Lower travel limit of the primary sheave")]
-    s1_min: S,
+    s1_min: Param<S>,
     #[parameter(
         start = 0.006,
         unit = "m",
         describe = "Upper travel limit of the primary sheave"
     )]
-    s1_max: S,
+    s1_max: Param<S>,
     #[parameter(start = -0.006, unit = "m", describe = "Lower travel limit of the secondary sheave")]
-    s2_min: S,
+    s2_min: Param<S>,
     #[parameter(
         start = 0.006,
         unit = "m",
         describe = "Upper travel limit of the secondary sheave"
     )]
-    s2_max: S,
+    s2_max: Param<S>,
     #[parameter(unit = "rad", describe = "Initial primary angle")]
-    phi1_start: S,
+    phi1_start: Param<S>,
     #[parameter(unit = "rad/s", describe = "Initial primary speed")]
-    w1_start: S,
+    w1_start: Param<S>,
     #[parameter(unit = "rad", describe = "Initial secondary angle")]
-    phi2_start: S,
+    phi2_start: Param<S>,
     #[parameter(
         unit = "m",
         describe = "Initial secondary sheave position (s1 follows from the belt)"
     )]
-    s2_start: S,
+    s2_start: Param<S>,
     #[parameter(unit = "m/s", describe = "Initial secondary sheave speed")]
-    v2_start: S,
+    v2_start: Param<S>,
     #[calculated_parameter(name = "L0", unit = "m", initial_depends_on = ["C", "D1_bar", "D2_bar"], describe = "Belt length, from D1_bar, D2_bar and C")]
-    l0: S,
+    l0: Param<S>,
     #[calculated_parameter(
         initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s1_max", "s2_min"],
         unit = "m",
         describe = "Lowest s2 that keeps both sheaves within their limits"
     )]
-    s2_lo: S,
+    s2_lo: Param<S>,
     #[calculated_parameter(
         initial_depends_on = ["C", "D1_bar", "D2_bar", "s1_bar", "s2_bar", "c1", "c2", "s1_min", "s2_max"],
         unit = "m",
         describe = "Highest s2 that keeps both sheaves within their limits"
     )]
-    s2_hi: S,
+    s2_hi: Param<S>,
     #[input(unit = "N.m", describe = "External torque on the primary shaft")]
     tau_1: S,
     #[input(unit = "N.m", describe = "External torque on the secondary shaft")]

@@ -172,7 +172,15 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 get.push(quote!(#rt::Variables::get_states(&self.#ident, &mut x[#offset..#offset + #n]);));
                 set.push(quote!(#rt::Variables::set_states(&mut self.#ident, &x[#offset..#offset + #n]);));
                 start_states.push(quote!(#rt::Variables::start_states(&mut self.#ident);));
-                visit.push(quote!(<#ty_d as #lift_path<#ty>>::visit(&mut self.#ident, f);));
+                // A part over the parameters' number type (`Part<Param<S>>`: fixed after
+                // initialization) hands on its numbers as the model's, where they are jets.
+                visit.push(if is_param(&f.ty) {
+                    quote!(<#ty_d as #lift_path<#ty>>::visit(&mut self.#ident, &mut |j| {
+                        f(j.and_then(<__D as ::fmu_runtime::Scalar>::param_mut))
+                    });)
+                } else {
+                    quote!(<#ty_d as #lift_path<#ty>>::visit(&mut self.#ident, f);)
+                });
                 lifted_start
                     .push(quote!(<#ty_d as #lift_path<#ty>>::start_states(&mut self.#ident);));
                 output_zeros.push(quote!(+ #rt::Variables::output_zeros(&self.#ident)));
@@ -207,7 +215,13 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                         })
                     };
                     if !is_integer(&f.ty) {
-                        visit.push(quote!(f(&mut self.#place);));
+                        // A parameter declared `Param<S>` is a plain f64 among the jets after
+                        // initialization: visited as None there.
+                        visit.push(if is_param(&f.ty) {
+                            quote!(f(<__D as ::fmu_runtime::Scalar>::param_mut(&mut self.#place));)
+                        } else {
+                            quote!(f(::core::option::Option::Some(&mut self.#place));)
+                        });
                     }
                     if matches!(d.kind.as_str(), "output" | "support_torque") && !is_integer(&f.ty)
                     {
@@ -270,7 +284,13 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                         set.push(quote!(self.#place = x[#offset];));
                         if let Some(from) = &d.from {
                             start_states.push(quote!(self.#place = self.#from;));
-                            lifted_start.push(quote!(self.#place = self.#from;));
+                            let from_param =
+                                fields.iter().any(|g| g.ident == *from && is_param(&g.ty));
+                            lifted_start.push(if from_param {
+                                quote!(self.#place = <__D as ::fmu_runtime::Scalar>::param(self.#from);)
+                            } else {
+                                quote!(self.#place = self.#from;)
+                            });
                         }
                         if d.angle {
                             angles = quote!(#angles | (1u64 << (#offset)));
@@ -315,6 +335,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         quote! {
             impl<__D: ::fmu_runtime::Scalar> #lift_path<#this> for #name<__D> {
                 type Jet = __D;
+                type Moving = #name<<__D as ::fmu_runtime::Scalar>::Moving>;
                 fn lift(from: &#this) -> Self {
                     #name { #(#lift),* }
                 }
@@ -323,7 +344,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                     #(#sync)*
                 }
                 #[allow(unused_variables)]
-                fn visit(&mut self, f: &mut dyn FnMut(&mut __D)) {
+                fn visit(&mut self, f: &mut dyn FnMut(::core::option::Option<&mut __D>)) {
                     #(#visit)*
                 }
                 fn start_states(&mut self) {

@@ -71,7 +71,7 @@ mod lift;
 mod parse;
 
 use expand::expand;
-use lift::{mentions, subst};
+use lift::{is_param, mentions, subst};
 use parse::{is_integer, names, parse_field, Role};
 
 const KINDS: &[&str] = &[

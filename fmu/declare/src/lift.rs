@@ -26,3 +26,16 @@ pub(crate) fn mentions(tokens: Tokens, param: &Ident) -> bool {
         _ => false,
     })
 }
+
+/// Whether a field's type is over the parameters' number type: `Param<S>`, or a part or an
+/// array over it (`Part<Param<S>>`); fixed after initialization, a plain f64 among the jets.
+pub(crate) fn is_param(ty: &Type) -> bool {
+    fn names_param(tokens: Tokens) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            TokenTree::Ident(i) => i == "Param",
+            TokenTree::Group(g) => names_param(g.stream()),
+            _ => false,
+        })
+    }
+    names_param(quote!(#ty))
+}

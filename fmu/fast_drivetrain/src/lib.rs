@@ -11,14 +11,14 @@
 /// struct: the instance clones the model at every step (field by field, the model and its
 /// parts cost 163 instructions more per step).
 macro_rules! copied_clone {
-    ($t:ident) => {
-        impl<S: Copy> Clone for $t<S> {
+    ($t:ident $(: $bound:path)?) => {
+        impl<S: Copy $(+ $bound)?> Clone for $t<S> {
             #[inline(always)]
             fn clone(&self) -> Self {
                 *self
             }
         }
-        impl<S: Copy> Copy for $t<S> {}
+        impl<S: Copy $(+ $bound)?> Copy for $t<S> {}
     };
 }
 
@@ -26,7 +26,9 @@ mod checks;
 mod reduction;
 mod variables;
 
-use fmu_runtime::{export_fmu, Equations, Experiment, Invalid, Jet, Model, Scalar, Variables};
+use fmu_runtime::{
+    export_fmu, Equations, Experiment, Invalid, Jet, Model, Param, Scalar, Variables,
+};
 use reduction::{GearSet, MassDistribution, Shaft};
 use variables::*;
 
@@ -34,15 +36,15 @@ pub const MAX_SHAFTS: usize = 8;
 pub const MAX_GEARS: usize = 8;
 
 #[derive(Debug, Variables)]
-pub struct FastDrivetrain<S = f64> {
+pub struct FastDrivetrain<S: Scalar = f64> {
     // A Real first: importers' checks read value reference 0 as one.
     #[variables(with = shaft_variables, names = &SHAFT_NAMES, visit = visit_shafts)]
     #[start(engine_shafts())]
-    shaft: [Shaft<S>; MAX_SHAFTS],
+    shaft: [Shaft<Param<S>>; MAX_SHAFTS],
     /// rho[g][k]: speed of shaft k over the sprocket shaft's, relative to the casing, in gear g.
     #[variables(with = ratio_variables, names = &RHO_ALL, visit = visit_ratios)]
     #[start(engine_ratios())]
-    rho: [[S; MAX_SHAFTS]; MAX_GEARS],
+    rho: [[Param<S>; MAX_SHAFTS]; MAX_GEARS],
     #[parameter(
         name = "nShafts",
         start = 4,
@@ -80,17 +82,17 @@ pub struct FastDrivetrain<S = f64> {
         min = 0.0,
         describe = "Viscous drag of the whole drivetrain referred to the sprocket shaft: torque -d_spin w_ds against the casing"
     )]
-    d_spin: S,
+    d_spin: Param<S>,
     #[parameter(
         unit = "rad",
         describe = "Initial sprocket shaft angle relative to the casing"
     )]
-    theta_ds_start: S,
+    theta_ds_start: Param<S>,
     #[parameter(
         unit = "rad/s",
         describe = "Initial sprocket shaft speed relative to the casing"
     )]
-    w_ds_start: S,
+    w_ds_start: Param<S>,
     #[variables(
         initial_depends_on(alpha) = &TRANSVERSE_SUM,
         initial_depends_on(beta) = &SPIN_SUM,
@@ -99,7 +101,7 @@ pub struct FastDrivetrain<S = f64> {
         initial_depends_on(hz_disc, dJ_xx) = &MASSES_Z,
         initial_depends_on(dJ_yy, dJ_xz) = &MASSES_XZ
     )]
-    mass: MassDistribution<S>,
+    mass: MassDistribution<Param<S>>,
     #[input(
         unit = "N.m",
         describe = "Engine torque on the crankshaft about y, reacting on the casing"
@@ -172,7 +174,7 @@ pub struct FastDrivetrain<S = f64> {
         initial_depends_on(lambda, Jxx_a, Jxx_b) = &TRANSVERSE,
         initial_depends_on(rho_eng) = &ENGINE_RATIO
     )]
-    set: GearSet<S>,
+    set: GearSet<Param<S>>,
     #[output(start = 1, min = 1.0, max = MAX_GEARS as f64, depends_on = SHIFT, initial_depends_on = SHIFT, describe = "The gear whose ratios are engaged")]
     gear_engaged: i32,
     #[output(min = 0.0, depends_on = SHIFT, initial_depends_on = [], describe = "Number of gear shifts since the start")]
@@ -195,15 +197,15 @@ pub struct FastDrivetrain<S = f64> {
     theta_a_offset: S,
 }
 
-copied_clone!(FastDrivetrain);
+copied_clone!(FastDrivetrain: Scalar);
 
 impl<S: Scalar> FastDrivetrain<S> {
-    fn shafts(&self) -> &[Shaft<S>] {
+    fn shafts(&self) -> &[Shaft<Param<S>>] {
         &self.shaft[..self.n_shafts as usize]
     }
 
     /// `gear`'s reduction and engine ratio.
-    fn gear_set(&self, gear: i32) -> GearSet<S> {
+    fn gear_set(&self, gear: i32) -> GearSet<Param<S>> {
         let rho = &self.rho[(gear - 1) as usize];
         GearSet::of(
             self.shafts(),

@@ -21,6 +21,7 @@ copied_clone!(Shaft);
 
 /// A shaft's parameters over another number type, in the order `shaft_variables` declares them.
 impl<D: Scalar> Lifted<Shaft> for Shaft<D> {
+    type Moving = Shaft<D::Moving>;
     type Jet = D;
     fn lift(from: &Shaft) -> Self {
         Shaft {
@@ -39,12 +40,12 @@ impl<D: Scalar> Lifted<Shaft> for Shaft<D> {
         self.hx.set_value(from.hx);
         self.hz.set_value(from.hz);
     }
-    fn visit(&mut self, f: &mut dyn FnMut(&mut D)) {
-        f(&mut self.m);
-        f(&mut self.jxx);
-        f(&mut self.jyy);
-        f(&mut self.hx);
-        f(&mut self.hz);
+    fn visit(&mut self, f: &mut dyn FnMut(Option<&mut D>)) {
+        f(Some(&mut self.m));
+        f(Some(&mut self.jxx));
+        f(Some(&mut self.jyy));
+        f(Some(&mut self.hx));
+        f(Some(&mut self.hz));
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::reduction::Shaft;
 use crate::{FastDrivetrain, MAX_GEARS, MAX_SHAFTS};
 use fmu_runtime::declare::{concat_names, Lens};
-use fmu_runtime::{real, Scalar, Var};
+use fmu_runtime::{real, Param, Scalar, Var};
 
 /// A 689 cc parallel twin with a balancer shaft and six gears: the ratios are the published
 /// primary and gearbox ratios of such an engine (Yamaha MT-07: primary 1.925, gears 2.846 to
@@ -130,21 +130,21 @@ pub(crate) fn ratio_variables<L: Lens<Inner = FastDrivetrain>>(v: &mut Vec<Var<L
 
 /// The Real variables `shaft_variables` declares, in its order, in a lifted model.
 pub(crate) fn visit_shafts<D: Scalar>(
-    shaft: &mut [Shaft<D>; MAX_SHAFTS],
-    f: &mut dyn FnMut(&mut D),
+    shaft: &mut [Shaft<Param<D>>; MAX_SHAFTS],
+    f: &mut dyn FnMut(Option<&mut D>),
 ) {
     for s in shaft {
-        fmu_runtime::lift::Lifted::<Shaft>::visit(s, f);
+        fmu_runtime::lift::Lifted::<Shaft>::visit(s, &mut |j| f(j.and_then(D::param_mut)));
     }
 }
 
 /// The Real variables `ratio_variables` declares, in its order, in a lifted model.
 pub(crate) fn visit_ratios<D: Scalar>(
-    rho: &mut [[D; MAX_SHAFTS]; MAX_GEARS],
-    f: &mut dyn FnMut(&mut D),
+    rho: &mut [[Param<D>; MAX_SHAFTS]; MAX_GEARS],
+    f: &mut dyn FnMut(Option<&mut D>),
 ) {
     for x in rho.iter_mut().flatten() {
-        f(x);
+        f(D::param_mut(x));
     }
 }
 

@@ -2,14 +2,16 @@
 //!
 //! Equations and derivation: `documentation.html` next to this file (it ships in the FMU).
 
-use fmu_runtime::{export_fmu, Equations, Experiment, Invalid, Jet, Model, Scalar, Variables};
+use fmu_runtime::{
+    export_fmu, Equations, Experiment, Invalid, Jet, Model, Param, Scalar, Variables,
+};
 use gear_interface::GearInterface;
 
 const DYNAMIC: &[&str] = &["tau_a", "tau_b"];
 const INITIAL_DYNAMIC: &[&str] = &["ratio", "J_a", "J_b", "tau_a", "tau_b"];
 
 #[derive(Debug, Clone, Variables)]
-pub struct Gear<S = f64> {
+pub struct Gear<S: Scalar = f64> {
     #[variables(depends_on(a_a, a_b) = DYNAMIC, initial_depends_on(a_a, a_b) = INITIAL_DYNAMIC)]
     #[start(GearInterface::with_parameters(2.0, 0.1, 0.2, 0.0, 0.0))]
     gear: GearInterface<S>,
@@ -23,7 +25,7 @@ pub struct Gear<S = f64> {
     tau_support: S,
     #[calculated_parameter(name = "J_reflected", unit = "kg.m2", describe = "Inertia reflected to flange b: J_b + ratio^2 J_a",
                            initial_depends_on = ["ratio", "J_a", "J_b"])]
-    j_reflected: S,
+    j_reflected: Param<S>,
 }
 
 impl<S: Scalar> Gear<S> {

@@ -3,33 +3,33 @@
 //! with `#[variables]`; each model adds what differs (its losses, its mesh torque's meaning, its
 //! modes) and says what the accelerations depend on.
 
-use fmu_runtime::{Invalid, Variables};
+use fmu_runtime::{Invalid, Param, Scalar, Variables};
 
 /// The shared parameters, the two torque inputs, and the angles, speeds and accelerations of
 /// both flanges. The states are flange b's angle and speed. Generic over the number type of
 /// the models that embed it (see `fmu_runtime::lift`).
 #[derive(Debug, Clone, Variables)]
-pub struct GearInterface<S = f64> {
+pub struct GearInterface<S: Scalar = f64> {
     #[parameter(describe = "Gear ratio phi_a/phi_b; non-zero, negative reverses the direction")]
-    pub ratio: S,
+    pub ratio: Param<S>,
     #[parameter(
         name = "J_a",
         unit = "kg.m2",
         min = 0.0,
         describe = "Inertia rigidly attached to flange a"
     )]
-    pub j_a: S,
+    pub j_a: Param<S>,
     #[parameter(
         name = "J_b",
         unit = "kg.m2",
         min = 0.0,
         describe = "Inertia rigidly attached to flange b"
     )]
-    pub j_b: S,
+    pub j_b: Param<S>,
     #[parameter(unit = "rad", describe = "Initial angle of flange b")]
-    pub phi_b_start: S,
+    pub phi_b_start: Param<S>,
     #[parameter(unit = "rad/s", describe = "Initial speed of flange b")]
-    pub w_b_start: S,
+    pub w_b_start: Param<S>,
     #[input(
         unit = "N.m",
         describe = "External torque on the a-side inertia, positive in the positive direction of rotation"

@@ -4,10 +4,10 @@
 
 use crate::losses::{interpolate, rolling_torque, Losses, COLUMNS, MAX_ROWS};
 use crate::{LossyGear, FORWARD, FREE, STUCK};
-use fmu_runtime::{Equations, Scalar, Variables};
+use fmu_runtime::{Equations, Param, Scalar, Variables};
 
 /// The gear's motion in the current mode.
-pub(crate) struct Motion<S> {
+pub(crate) struct Motion<S: Scalar> {
     /// Cut torque at flange a (`flange_a.tau`).
     pub t: S,
     /// `tauLoss`, referred to flange a; the constraint loss torque while stuck.
@@ -18,7 +18,7 @@ pub(crate) struct Motion<S> {
 
 impl<S: Scalar> LossyGear<S> {
     /// The loss table's rows in use.
-    pub(crate) fn table(&self) -> &[[S; COLUMNS]] {
+    pub(crate) fn table(&self) -> &[[Param<S>; COLUMNS]] {
         &self.loss_table[..(self.n_rows.clamp(1, MAX_ROWS as i32) as usize)]
     }
 
@@ -28,7 +28,7 @@ impl<S: Scalar> LossyGear<S> {
     }
 
     /// Inertia reflected to flange b, J_b + ratio^2 J_a.
-    fn j_reflected(&self) -> S {
+    fn j_reflected(&self) -> Param<S> {
         let g = &self.gear;
         g.j_b + g.ratio * g.ratio * g.j_a
     }

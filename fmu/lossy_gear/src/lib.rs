@@ -14,7 +14,8 @@ mod table;
 
 use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
-    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Side, Variables, HYSTERESIS,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Param, Scalar, Side,
+    Variables, HYSTERESIS,
 };
 use gear_interface::GearInterface;
 use losses::{interpolate, segment_of, COLUMNS, MAX_ROWS};
@@ -44,7 +45,7 @@ const INITIAL: [&str; 57] = concat_names(&[
 /// The start values are the LossyGearDemo3 case of the seed: it made the classic model fail at
 /// t = 0.5 s. Generic over the number type of its Real fields (see `fmu_runtime::lift`).
 #[derive(Debug, Clone, Variables)]
-pub struct LossyGear<S = f64> {
+pub struct LossyGear<S: Scalar = f64> {
     #[variables(depends_on(a_a, a_b) = DYNAMIC, initial_depends_on(a_a, a_b) = &INITIAL)]
     #[start(GearInterface::with_parameters(1.0, 0.001, 0.001, 0.0, 10.0))]
     gear: GearInterface<S>,
@@ -53,7 +54,7 @@ pub struct LossyGear<S = f64> {
     n_rows: i32,
     #[variables(with = table_variables, names = &TABLE_ALL, visit = visit_table)]
     #[start(demo_table())]
-    loss_table: [[S; COLUMNS]; MAX_ROWS],
+    loss_table: [[Param<S>; COLUMNS]; MAX_ROWS],
     #[output(unit = "N.m", depends_on = DYNAMIC, initial_depends_on = &INITIAL,
              describe = "Torque the gear exerts on the a-side inertia through flange a; the constraint torque while stuck")]
     tau_mesh: S,

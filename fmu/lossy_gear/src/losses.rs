@@ -9,7 +9,7 @@
 //! derivatives. The quadrant, the segment and the clamps are chosen by value, so their
 //! derivatives are those of the branch the value takes.
 
-use fmu_runtime::Scalar;
+use fmu_runtime::{Param, Scalar};
 
 /// Row layout of the loss table: `|w_a|`, `eta_mf1`, `eta_mf2`, `|tau_bf1|`, `|tau_bf2|`.
 pub const COLUMNS: usize = 5;
@@ -117,9 +117,9 @@ impl<S: Scalar> Losses<S> {
 pub fn rolling_torque<S: Scalar>(
     losses: &Losses<S>,
     dir: f64,
-    ratio: S,
-    j_a: S,
-    j_b: S,
+    ratio: Param<S>,
+    j_a: Param<S>,
+    j_b: Param<S>,
     tau_a: S,
     tau_b: S,
 ) -> (S, S) {
@@ -148,9 +148,13 @@ pub fn rolling_torque<S: Scalar>(
 
 /// Linear interpolation of the table in `|w|` on segment `s` (rows `s` and `s + 1`), which
 /// extrapolates beyond the ends of the table from the last two points.
-pub fn interpolate<S: Scalar>(table: &[[S; COLUMNS]], segment: usize, speed: S) -> Losses<S> {
+pub fn interpolate<S: Scalar>(
+    table: &[[Param<S>; COLUMNS]],
+    segment: usize,
+    speed: S,
+) -> Losses<S> {
     let row = if table.len() == 1 {
-        table[0]
+        table[0].map(S::param)
     } else {
         let (p, q) = (table[segment], table[segment + 1]);
         let f = (speed - p[0]) / (q[0] - p[0]);

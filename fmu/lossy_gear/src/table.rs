@@ -3,7 +3,7 @@
 
 use crate::LossyGear;
 use fmu_runtime::declare::{concat_names, Lens};
-use fmu_runtime::{real, Access, Scalar, Var};
+use fmu_runtime::{real, Access, Param, Scalar, Var};
 
 use crate::losses::{COLUMNS, MAX_ROWS};
 
@@ -91,12 +91,12 @@ pub(crate) fn table_variables<L: Lens<Inner = LossyGear>>(vars: &mut Vec<Var<L::
 /// The cells of the lifted model's table in the order `table_variables` declares them: row by
 /// row, each row column by column.
 pub(crate) fn visit_table<D: Scalar>(
-    table: &mut [[D; COLUMNS]; MAX_ROWS],
-    f: &mut dyn FnMut(&mut D),
+    table: &mut [[Param<D>; COLUMNS]; MAX_ROWS],
+    f: &mut dyn FnMut(Option<&mut D>),
 ) {
     for row in table {
         for cell in row {
-            f(cell);
+            f(D::param_mut(cell));
         }
     }
 }

@@ -16,6 +16,10 @@
 use crate::math;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
+/// A parameter's type in equations over `S` (a field declared `Param<S>`): `S` itself, but
+/// a plain f64 among the jets after initialization ([`Scalar::P`]).
+pub type Param<S> = <S as Scalar>::P;
+
 /// The number type of equations that also give their derivatives.
 pub trait Scalar:
     Copy
@@ -30,7 +34,26 @@ pub trait Scalar:
     + Sub<f64, Output = Self>
     + Mul<f64, Output = Self>
     + Div<f64, Output = Self>
+    + Add<Self::P, Output = Self>
+    + Sub<Self::P, Output = Self>
+    + Mul<Self::P, Output = Self>
+    + Div<Self::P, Output = Self>
 {
+    /// The number type of the parameters in equations over this one ([`Param`]): itself, but
+    /// for the jets after initialization, where the parameters do not move with the knowns and
+    /// are plain f64, so that an operation with one costs no derivatives.
+    type P: Scalar<P = Self::P>
+        + std::fmt::Debug
+        + Add<Self, Output = Self>
+        + Sub<Self, Output = Self>
+        + Mul<Self, Output = Self>
+        + Div<Self, Output = Self>;
+    /// This number type with the parameters moving too (Initialization Mode's).
+    type Moving: Scalar<P = Self::Moving, Moving = Self::Moving>;
+    /// A parameter as this number type.
+    fn param(p: Self::P) -> Self;
+    /// A parameter as a number of this type, where it is one (not a plain f64 among jets).
+    fn param_mut(p: &mut Self::P) -> Option<&mut Self>;
     /// A value that does not move with the knowns (a parameter not seeded, a literal).
     fn constant(v: f64) -> Self;
     /// The value, without its derivative.
@@ -98,6 +121,16 @@ pub trait Scalar:
 }
 
 impl Scalar for f64 {
+    type P = f64;
+    type Moving = f64;
+    #[inline(always)]
+    fn param(p: f64) -> Self {
+        p
+    }
+    #[inline(always)]
+    fn param_mut(p: &mut f64) -> Option<&mut Self> {
+        Some(p)
+    }
     #[inline(always)]
     fn constant(v: f64) -> Self {
         v
@@ -184,7 +217,7 @@ mod tests {
 
     impl Seeded for Dual {
         fn seeded(re: f64, d: f64) -> Self {
-            Jet { re, eps: [d] }
+            Jet::new(re, [d])
         }
     }
 

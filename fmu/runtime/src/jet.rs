@@ -7,14 +7,28 @@
 
 use crate::dual::Scalar;
 use crate::math;
+use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-/// A value and its derivatives along `N` directions.
+/// A value and its derivatives along `N` directions. `K` says whether the parameters move
+/// with the knowns too: [`Fixed`] after initialization, where the knowns are the states and
+/// the inputs and a parameter is a plain f64 in the equations (a product by it costs `N + 1`
+/// multiplications, not `2N + 1`); [`Moving`] in Initialization Mode, where the parameters are
+/// knowns and carry their derivatives like every other number.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Jet<const N: usize> {
+pub struct Jet<const N: usize, K = Fixed> {
     pub re: f64,
     pub eps: [f64; N],
+    kind: PhantomData<K>,
 }
+
+/// The parameters are plain f64 (after initialization).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fixed;
+
+/// The parameters carry derivatives too (Initialization Mode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moving;
 
 /// What the runtime needs of the number type of a lifted model: its directions.
 pub trait Lanes: Scalar + Send + 'static {
@@ -24,7 +38,11 @@ pub trait Lanes: Scalar + Send + 'static {
     fn eps_mut(&mut self) -> &mut [f64];
 }
 
-impl<const N: usize> Lanes for Jet<N> {
+impl<const N: usize, K: Send + Sync + Copy + PartialEq + std::fmt::Debug + 'static> Lanes
+    for Jet<N, K>
+where
+    Jet<N, K>: Scalar,
+{
     const LANES: usize = N;
     #[inline(always)]
     fn eps(&self) -> &[f64] {
@@ -36,14 +54,21 @@ impl<const N: usize> Lanes for Jet<N> {
     }
 }
 
-impl<const N: usize> Jet<N> {
+impl<const N: usize, K> Jet<N, K> {
+    /// A value and its derivatives.
+    #[inline(always)]
+    pub const fn new(re: f64, eps: [f64; N]) -> Self {
+        Jet {
+            re,
+            eps,
+            kind: PhantomData,
+        }
+    }
+
     /// The chain rule for a function of one argument: `f(re)` and `f'(re)`.
     #[inline(always)]
     fn chain(self, f: f64, df: f64) -> Self {
-        Jet {
-            re: f,
-            eps: self.eps.map(|e| df * e),
-        }
+        Jet::new(f, self.eps.map(|e| df * e))
     }
 
     #[inline(always)]
@@ -52,179 +77,216 @@ impl<const N: usize> Jet<N> {
     }
 }
 
-impl<const N: usize> PartialOrd for Jet<N> {
+impl<const N: usize, K: PartialEq> PartialOrd for Jet<N, K> {
     /// Ordered by value: a branch of the equations follows the value, as in f64.
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         self.re.partial_cmp(&other.re)
     }
 }
 
-impl<const N: usize> Add for Jet<N> {
+impl<const N: usize, K> Add for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn add(self, o: Self) -> Self {
-        Jet {
-            re: self.re + o.re,
-            eps: Self::zip(self.eps, o.eps, |a, b| a + b),
-        }
+        Jet::new(self.re + o.re, Self::zip(self.eps, o.eps, |a, b| a + b))
     }
 }
 
-impl<const N: usize> Sub for Jet<N> {
+impl<const N: usize, K> Sub for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn sub(self, o: Self) -> Self {
-        Jet {
-            re: self.re - o.re,
-            eps: Self::zip(self.eps, o.eps, |a, b| a - b),
-        }
+        Jet::new(self.re - o.re, Self::zip(self.eps, o.eps, |a, b| a - b))
     }
 }
 
-impl<const N: usize> Mul for Jet<N> {
+impl<const N: usize, K> Mul for Jet<N, K> {
     type Output = Self;
     // The product rule: the derivative of a product is a sum.
     #[allow(clippy::suspicious_arithmetic_impl)]
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
         let (a, b) = (self.re, o.re);
-        Jet {
-            re: a * b,
-            eps: Self::zip(self.eps, o.eps, |x, y| x * b + a * y),
-        }
+        Jet::new(a * b, Self::zip(self.eps, o.eps, |x, y| x * b + a * y))
     }
 }
 
-impl<const N: usize> Div for Jet<N> {
+impl<const N: usize, K> Div for Jet<N, K> {
     type Output = Self;
     // The quotient rule.
     #[allow(clippy::suspicious_arithmetic_impl)]
     #[inline(always)]
     fn div(self, o: Self) -> Self {
         let re = self.re / o.re;
-        Jet {
-            re,
-            eps: Self::zip(self.eps, o.eps, |x, y| (x - re * y) / o.re),
-        }
+        Jet::new(re, Self::zip(self.eps, o.eps, |x, y| (x - re * y) / o.re))
     }
 }
 
-impl<const N: usize> Neg for Jet<N> {
+impl<const N: usize, K> Neg for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        Jet {
-            re: -self.re,
-            eps: self.eps.map(|e| -e),
-        }
+        Jet::new(-self.re, self.eps.map(|e| -e))
     }
 }
 
-impl<const N: usize> Add<f64> for Jet<N> {
+impl<const N: usize, K> Add<f64> for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn add(self, c: f64) -> Self {
-        Jet {
-            re: self.re + c,
-            eps: self.eps,
-        }
+        Jet::new(self.re + c, self.eps)
     }
 }
 
-impl<const N: usize> Sub<f64> for Jet<N> {
+impl<const N: usize, K> Sub<f64> for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn sub(self, c: f64) -> Self {
-        Jet {
-            re: self.re - c,
-            eps: self.eps,
-        }
+        Jet::new(self.re - c, self.eps)
     }
 }
 
-impl<const N: usize> Mul<f64> for Jet<N> {
+impl<const N: usize, K> Mul<f64> for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn mul(self, c: f64) -> Self {
-        Jet {
-            re: self.re * c,
-            eps: self.eps.map(|e| e * c),
-        }
+        Jet::new(self.re * c, self.eps.map(|e| e * c))
     }
 }
 
-impl<const N: usize> Div<f64> for Jet<N> {
+impl<const N: usize, K> Div<f64> for Jet<N, K> {
     type Output = Self;
     #[inline(always)]
     fn div(self, c: f64) -> Self {
-        Jet {
-            re: self.re / c,
-            eps: self.eps.map(|e| e / c),
-        }
+        Jet::new(self.re / c, self.eps.map(|e| e / c))
     }
 }
 
-impl<const N: usize> Scalar for Jet<N> {
+/// A parameter (a plain f64 after initialization) on the left of a jet: the arithmetic of a
+/// jet whose derivatives are 0, without their products.
+impl<const N: usize> Add<Jet<N>> for f64 {
+    type Output = Jet<N>;
     #[inline(always)]
-    fn constant(v: f64) -> Self {
-        Jet {
-            re: v,
-            eps: [0.0; N],
+    fn add(self, o: Jet<N>) -> Jet<N> {
+        Jet::new(self + o.re, o.eps)
+    }
+}
+
+impl<const N: usize> Sub<Jet<N>> for f64 {
+    type Output = Jet<N>;
+    #[inline(always)]
+    fn sub(self, o: Jet<N>) -> Jet<N> {
+        Jet::new(self - o.re, o.eps.map(|e| -e))
+    }
+}
+
+impl<const N: usize> Mul<Jet<N>> for f64 {
+    type Output = Jet<N>;
+    #[inline(always)]
+    fn mul(self, o: Jet<N>) -> Jet<N> {
+        Jet::new(self * o.re, o.eps.map(|e| self * e))
+    }
+}
+
+impl<const N: usize> Div<Jet<N>> for f64 {
+    type Output = Jet<N>;
+    // The quotient rule with the numerator's derivatives 0.
+    #[allow(clippy::suspicious_arithmetic_impl)]
+    #[inline(always)]
+    fn div(self, o: Jet<N>) -> Jet<N> {
+        let re = self / o.re;
+        Jet::new(re, o.eps.map(|e| (0.0 - re * e) / o.re))
+    }
+}
+
+/// The functions of a jet and its chain rule, the same for both kinds.
+macro_rules! jet_functions {
+    () => {
+        #[inline(always)]
+        fn constant(v: f64) -> Self {
+            Jet::new(v, [0.0; N])
         }
+        #[inline(always)]
+        fn value(self) -> f64 {
+            self.re
+        }
+        #[inline(always)]
+        fn set_value(&mut self, v: f64) {
+            self.re = v;
+        }
+        fn sin(self) -> Self {
+            let (s, c) = math::sin_cos(self.re);
+            self.chain(s, c)
+        }
+        fn cos(self) -> Self {
+            let (s, c) = math::sin_cos(self.re);
+            self.chain(c, -s)
+        }
+        fn sin_cos(self) -> (Self, Self) {
+            let (s, c) = math::sin_cos(self.re);
+            (self.chain(s, c), self.chain(c, -s))
+        }
+        fn sqrt(self) -> Self {
+            let r = self.re.sqrt();
+            self.chain(r, 0.5 / r)
+        }
+        fn powi(self, n: i32) -> Self {
+            match n {
+                0 => Self::constant(1.0),
+                _ => self.chain(self.re.powi(n), f64::from(n) * self.re.powi(n - 1)),
+            }
+        }
+        fn tanh(self) -> Self {
+            let t = math::tanh(self.re);
+            self.chain(t, 1.0 - t * t)
+        }
+        fn asin(self) -> Self {
+            self.chain(math::asin(self.re), 1.0 / (1.0 - self.re * self.re).sqrt())
+        }
+        fn acos(self) -> Self {
+            self.chain(math::acos(self.re), -1.0 / (1.0 - self.re * self.re).sqrt())
+        }
+        fn atan2(self, x: Self) -> Self {
+            let r2 = x.re * x.re + self.re * self.re;
+            Jet::new(
+                math::atan2(self.re, x.re),
+                Self::zip(self.eps, x.eps, |dy, dx| (x.re * dy - self.re * dx) / r2),
+            )
+        }
+        fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self {
+            Jet::new(x, residual(Self::constant(x)).eps.map(|e| -e / h_x))
+        }
+    };
+}
+
+/// After initialization: the parameters are plain f64.
+impl<const N: usize> Scalar for Jet<N, Fixed> {
+    type P = f64;
+    type Moving = Jet<N, Moving>;
+    #[inline(always)]
+    fn param(p: f64) -> Self {
+        Self::constant(p)
     }
     #[inline(always)]
-    fn value(self) -> f64 {
-        self.re
+    fn param_mut(_: &mut f64) -> Option<&mut Self> {
+        None
+    }
+    jet_functions!();
+}
+
+/// In Initialization Mode: the parameters carry derivatives like every other number.
+impl<const N: usize> Scalar for Jet<N, Moving> {
+    type P = Self;
+    type Moving = Self;
+    #[inline(always)]
+    fn param(p: Self) -> Self {
+        p
     }
     #[inline(always)]
-    fn set_value(&mut self, v: f64) {
-        self.re = v;
+    fn param_mut(p: &mut Self) -> Option<&mut Self> {
+        Some(p)
     }
-    fn sin(self) -> Self {
-        let (s, c) = math::sin_cos(self.re);
-        self.chain(s, c)
-    }
-    fn cos(self) -> Self {
-        let (s, c) = math::sin_cos(self.re);
-        self.chain(c, -s)
-    }
-    fn sin_cos(self) -> (Self, Self) {
-        let (s, c) = math::sin_cos(self.re);
-        (self.chain(s, c), self.chain(c, -s))
-    }
-    fn sqrt(self) -> Self {
-        let r = self.re.sqrt();
-        self.chain(r, 0.5 / r)
-    }
-    fn powi(self, n: i32) -> Self {
-        match n {
-            0 => Self::constant(1.0),
-            _ => self.chain(self.re.powi(n), f64::from(n) * self.re.powi(n - 1)),
-        }
-    }
-    fn tanh(self) -> Self {
-        let t = math::tanh(self.re);
-        self.chain(t, 1.0 - t * t)
-    }
-    fn asin(self) -> Self {
-        self.chain(math::asin(self.re), 1.0 / (1.0 - self.re * self.re).sqrt())
-    }
-    fn acos(self) -> Self {
-        self.chain(math::acos(self.re), -1.0 / (1.0 - self.re * self.re).sqrt())
-    }
-    fn atan2(self, x: Self) -> Self {
-        let r2 = x.re * x.re + self.re * self.re;
-        Jet {
-            re: math::atan2(self.re, x.re),
-            eps: Self::zip(self.eps, x.eps, |dy, dx| (x.re * dy - self.re * dx) / r2),
-        }
-    }
-    fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self {
-        Jet {
-            re: x,
-            eps: residual(Self::constant(x)).eps.map(|e| -e / h_x),
-        }
-    }
+    jet_functions!();
 }
 
 #[cfg(test)]
@@ -241,16 +303,7 @@ mod tests {
             x -= (x * x * x + p * x - q) / (3.0 * x * x + p);
         }
         let h_x = 3.0 * x * x + p;
-        let (pj, qj) = (
-            Jet::<2> {
-                re: p,
-                eps: [1.0, 0.0],
-            },
-            Jet::<2> {
-                re: q,
-                eps: [0.0, 1.0],
-            },
-        );
+        let (pj, qj) = (Jet::<2>::new(p, [1.0, 0.0]), Jet::<2>::new(q, [0.0, 1.0]));
         let root = Jet::root(x, h_x, |x| x * x * x + pj * x - qj);
         assert_eq!(root.re.to_bits(), x.to_bits());
         assert!((root.eps[0] + x / h_x).abs() < 1e-15);
@@ -271,21 +324,12 @@ mod tests {
         let (x, y) = (0.7, 1.9);
         let seeds = [(1.0, 0.0), (0.0, 1.0), (0.3, -2.0)];
         let jet = f(
-            Jet::<3> {
-                re: x,
-                eps: seeds.map(|s| s.0),
-            },
-            Jet::<3> {
-                re: y,
-                eps: seeds.map(|s| s.1),
-            },
+            Jet::<3>::new(x, seeds.map(|s| s.0)),
+            Jet::<3>::new(y, seeds.map(|s| s.1)),
         );
         assert_eq!(jet.re.to_bits(), f(x, y).to_bits(), "the value is f64's");
         for (lane, (dx, dy)) in seeds.iter().enumerate() {
-            let one = f(
-                Jet::<1> { re: x, eps: [*dx] },
-                Jet::<1> { re: y, eps: [*dy] },
-            );
+            let one = f(Jet::<1>::new(x, [*dx]), Jet::<1>::new(y, [*dy]));
             assert_eq!(jet.eps[lane].to_bits(), one.eps[0].to_bits(), "lane {lane}");
         }
         // And the dual number agrees with a central difference along (1, 0).

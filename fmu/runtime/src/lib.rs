@@ -17,12 +17,12 @@ mod ode;
 mod variables;
 
 pub use declare::Variables;
-pub use dual::Scalar;
+pub use dual::{Param, Scalar};
 /// The FMI C types and function list, for the exports `export_fmu!` writes in a component.
 pub use fmi_abi;
 /// `#[derive(Variables)]`: see the `fmu-declare` crate.
 pub use fmu_declare::Variables;
-pub use jet::Jet;
+pub use jet::{Fixed, Jet, Moving};
 pub use lift::{Equations, Unlifted};
 pub use model::{Experiment, Indicators, Invalid, Model, Side, HYSTERESIS, ROOT_TIME_TOLERANCE};
 pub use variables::{Access, Causality, Initial, Var, Variability};

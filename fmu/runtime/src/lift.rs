@@ -1,12 +1,15 @@
-//! A model written once over the number type: `struct Gear<S = f64>` with every Real field an
-//! `S`, its equations in `impl<S: Scalar> Equations for Gear<S>`. As `Gear<f64>` it is the
-//! simulation; as `Gear<Jet<N>>` the same code gives `N` columns of its Jacobian. The derive
-//! writes how the f64 model is lifted to another number type ([`Lifted`]), from the same
+//! A model written once over the number type: `struct Gear<S: Scalar = f64>` with every Real
+//! field an `S`, its parameters (and what is fixed between events, computed from them) a
+//! [`Param<S>`](crate::Param), its equations in `impl<S: Scalar> Equations for Gear<S>`. As
+//! `Gear<f64>` it is the simulation; as `Gear<Jet<N>>` the same code gives `N` columns of its
+//! Jacobian after initialization, the parameters plain f64 there; as `Gear<Jet<N, Moving>>`
+//! (its [`Lifted::Moving`]) the parameters carry derivatives too, for Initialization Mode. The
+//! derive writes how the f64 model is lifted to another number type ([`Lifted`]), from the same
 //! declarations that give the variable table, so that no model seeds or reads a derivative by
 //! hand.
 
 use crate::dual::Scalar;
-use crate::jet::{Jet, Lanes};
+use crate::jet::{Jet, Lanes, Moving};
 
 /// The equations of a model over the number type `S` of its Real fields: as f64 the
 /// simulation (the integrator's right-hand side, the outputs), over jets its exact derivatives.
@@ -30,20 +33,25 @@ pub trait Equations<S: Scalar> {
 pub trait Lifted<F>: Sized {
     /// The number type of the Real fields.
     type Jet: Scalar;
+    /// The same with the parameters moving too: Initialization Mode's lifted model, where the
+    /// parameters are knowns ([`Scalar::Moving`]).
+    type Moving: Lifted<F, Jet = <Self::Jet as Scalar>::Moving>;
     /// Whether this is a lifted model (false only for [`Unlifted`]).
     const LIFTED: bool = true;
     /// `from`'s values, every derivative 0.
     fn lift(from: &F) -> Self;
     /// Takes `from`'s values and keeps every derivative.
     fn sync(&mut self, from: &F);
-    /// Each declared Real variable, in the order of the variable table.
-    fn visit(&mut self, f: &mut dyn FnMut(&mut Self::Jet));
+    /// Each declared Real variable, in the order of the variable table: its number, or None
+    /// for a parameter held as a plain f64 ([`Scalar::param_mut`]).
+    fn visit(&mut self, f: &mut dyn FnMut(Option<&mut Self::Jet>));
     /// Sets each state that names a start parameter to its value, derivative included.
     fn start_states(&mut self) {}
 }
 
 impl<D: Scalar> Lifted<f64> for D {
     type Jet = D;
+    type Moving = D::Moving;
     #[inline(always)]
     fn lift(from: &f64) -> Self {
         D::constant(*from)
@@ -52,13 +60,14 @@ impl<D: Scalar> Lifted<f64> for D {
     fn sync(&mut self, from: &f64) {
         self.set_value(*from);
     }
-    fn visit(&mut self, f: &mut dyn FnMut(&mut D)) {
-        f(self)
+    fn visit(&mut self, f: &mut dyn FnMut(Option<&mut D>)) {
+        f(Some(self))
     }
 }
 
 impl<F, T: Lifted<F>, const K: usize> Lifted<[F; K]> for [T; K] {
     type Jet = T::Jet;
+    type Moving = [T::Moving; K];
     #[inline(always)]
     fn lift(from: &[F; K]) -> Self {
         std::array::from_fn(|i| T::lift(&from[i]))
@@ -69,7 +78,7 @@ impl<F, T: Lifted<F>, const K: usize> Lifted<[F; K]> for [T; K] {
             to.sync(from);
         }
     }
-    fn visit(&mut self, f: &mut dyn FnMut(&mut T::Jet)) {
+    fn visit(&mut self, f: &mut dyn FnMut(Option<&mut T::Jet>)) {
         for x in self {
             x.visit(f);
         }
@@ -81,17 +90,29 @@ impl<F, T: Lifted<F>, const K: usize> Lifted<[F; K]> for [T; K] {
     }
 }
 
-/// What a model's exact derivatives are computed on: the model lifted to [`Jet`]s
-/// (`type Jets = Gear<Jet<2>>`, a lane per state), or [`Unlifted`] for a model that provides
-/// none.
-pub trait Jets<M>:
+/// A model lifted to jets, its equations over them.
+pub trait JetModel<M>:
     Lifted<M, Jet: Lanes> + Equations<<Self as Lifted<M>>::Jet> + Send + 'static
 {
 }
 
-impl<M, T: Lifted<M, Jet: Lanes> + Equations<<T as Lifted<M>>::Jet> + Send + 'static> Jets<M>
+impl<M, T: Lifted<M, Jet: Lanes> + Equations<<T as Lifted<M>>::Jet> + Send + 'static> JetModel<M>
     for T
 {
+}
+
+/// What a model's exact derivatives are computed on: the model lifted to [`Jet`]s
+/// (`type Jets = Gear<Jet<2>>`, a lane per state), or [`Unlifted`] for a model that provides
+/// none; and in Initialization Mode the same with its parameters moving ([`Jets::Initial`]).
+pub trait Jets<M>: JetModel<M> {
+    type Initial: JetModel<M>;
+}
+
+impl<M, T: JetModel<M>> Jets<M> for T
+where
+    T::Moving: JetModel<M>,
+{
+    type Initial = T::Moving;
 }
 
 /// The `Jets` of a model that is not written over the number type.
@@ -99,12 +120,32 @@ pub struct Unlifted;
 
 impl<M> Lifted<M> for Unlifted {
     type Jet = Jet<1>;
+    type Moving = UnliftedInitial;
     const LIFTED: bool = false;
     fn lift(_: &M) -> Self {
         Unlifted
     }
     fn sync(&mut self, _: &M) {}
-    fn visit(&mut self, _: &mut dyn FnMut(&mut Jet<1>)) {}
+    fn visit(&mut self, _: &mut dyn FnMut(Option<&mut Jet<1>>)) {}
+}
+
+/// [`Unlifted`]'s Initialization Mode counterpart: nothing either.
+pub struct UnliftedInitial;
+
+impl<M> Lifted<M> for UnliftedInitial {
+    type Jet = Jet<1, Moving>;
+    type Moving = UnliftedInitial;
+    const LIFTED: bool = false;
+    fn lift(_: &M) -> Self {
+        UnliftedInitial
+    }
+    fn sync(&mut self, _: &M) {}
+    fn visit(&mut self, _: &mut dyn FnMut(Option<&mut Jet<1, Moving>>)) {}
+}
+
+impl Equations<Jet<1, Moving>> for UnliftedInitial {
+    fn outputs(&mut self, _t: f64) {}
+    fn derivatives(&self, _t: f64, _dx: &mut [Jet<1, Moving>]) {}
 }
 
 impl Equations<Jet<1>> for Unlifted {

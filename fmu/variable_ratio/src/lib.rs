@@ -7,7 +7,7 @@
 //! flowing into the transmission, which the energy argument below needs.
 
 use fmu_runtime::declare::concat_names;
-use fmu_runtime::{Indicators, Invalid, Scalar, Side, Variables, HYSTERESIS};
+use fmu_runtime::{Indicators, Invalid, Param, Scalar, Side, Variables, HYSTERESIS};
 
 /// The documentation both FMUs ship.
 pub const DOCUMENTATION: &str = include_str!("../documentation.html");
@@ -23,27 +23,27 @@ pub const CONSTANT_EFFICIENCY: i32 = 1;
 /// `#[variables]`. Generic over the number type of the models that embed it (see
 /// `fmu_runtime::lift`); `direction` and `losses` are Integers and choose the equations.
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Transmission<S = f64> {
+pub struct Transmission<S: Scalar = f64> {
     #[parameter(
         start = 30000.0,
         unit = "N.m/rad",
         min = 0.0,
         describe = "Transmission stiffness at the base (> 0)"
     )]
-    pub k_p: S,
+    pub k_p: Param<S>,
     #[parameter(
         start = 0.05,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Transmission damping at the base (> 0)"
     )]
-    pub k_v: S,
+    pub k_v: Param<S>,
     #[parameter(
         name = "tau_B_start",
         unit = "N.m",
         describe = "Initial base torque; sets the initial compliance phi = -tau_B_start/k_p"
     )]
-    pub tau_b_start: S,
+    pub tau_b_start: Param<S>,
     /// +1: the follower turns with the base; -1: against it.
     #[parameter(start = 1, min = -1.0, max = 1.0, describe = "+1: follower turns in the same direction as the base; -1: opposite")]
     pub direction: i32,
@@ -55,28 +55,28 @@ pub struct Transmission<S = f64> {
         max = 1.0,
         describe = "Mesh efficiency, in (0, 1]"
     )]
-    pub eta: S,
+    pub eta: Param<S>,
     #[parameter(
         start = 1.0,
         unit = "rad/s",
         min = 0.0,
         describe = "Speed below which the efficiency is regularized towards 1"
     )]
-    pub w_th: S,
+    pub w_th: Param<S>,
     #[parameter(
         name = "mu_B",
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction coefficient at the base shaft"
     )]
-    pub mu_b: S,
+    pub mu_b: Param<S>,
     #[parameter(
         name = "mu_F",
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction coefficient at the follower shaft"
     )]
-    pub mu_f: S,
+    pub mu_f: Param<S>,
 }
 
 // What the torques at the start follow besides the two speeds and the ratio: the compliance
@@ -92,7 +92,7 @@ pub const BOTH_TORQUES: [&str; 8] = concat_names(&[&FOLLOWER_TORQUE, &["mu_B"]])
 /// Each FMU says what the losses depend on, and at the start what follows its speeds
 /// (`#[variables(depends_on(power_loss) = ..., initial_depends_on(...) = ...)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct Compliance<S = f64> {
+pub struct Compliance<S: Scalar = f64> {
     #[output(unit = "rad", depends_on = ["phi"], initial_depends_on = ["k_p", "tau_B_start"], state, derivative = "phi_dot", describe = "Compliance angle (state), dphi/dt = s r w_F - w_B")]
     pub phi: S,
     #[output(unit = "rad/s", depends_on = ["w_B", "w_F", "r"], describe = "Rate of the compliance angle, s r w_F - w_B")]
@@ -127,7 +127,7 @@ impl<S: Scalar> Compliance<S> {
     /// At the start: the spring holds `tau_B_start` (phi = -tau_B_start/k_p, moving with both
     /// parameters in Initialization Mode), nothing dissipated yet.
     pub fn start(&mut self, t: &Transmission<S>) {
-        self.phi = t.phi_start();
+        self.phi = S::param(t.phi_start());
         self.energy_loss = S::constant(0.0);
     }
 
@@ -141,7 +141,7 @@ impl<S: Scalar> Compliance<S> {
 /// The torques and losses at one instant, in the number type of the equations (`f64` for the
 /// simulation, jets for its exact derivatives).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Torques<S = f64> {
+pub struct Torques<S: Scalar = f64> {
     /// dphi/dt = s r w_f - w_b
     pub phi_dot: S,
     /// Torque the base applies to the transmission, viscous bearing loss included.
@@ -226,7 +226,7 @@ impl<S: Scalar> Transmission<S> {
     }
 
     /// The compliance angle at which the spring holds `tau_B_start` at rest.
-    pub fn phi_start(&self) -> S {
+    pub fn phi_start(&self) -> Param<S> {
         -self.tau_b_start / self.k_p
     }
 

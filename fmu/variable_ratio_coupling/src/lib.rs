@@ -11,7 +11,7 @@ use variable_ratio::{
 };
 
 #[derive(Debug, Clone, Variables)]
-pub struct VariableRatioCoupling<S = f64> {
+pub struct VariableRatioCoupling<S: Scalar = f64> {
     #[variables]
     params: Transmission<S>,
     #[input(name = "w_B", unit = "rad/s", describe = "Base shaft speed")]

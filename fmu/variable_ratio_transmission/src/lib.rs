@@ -3,7 +3,7 @@
 
 use fmu_runtime::declare::concat_names;
 use fmu_runtime::{
-    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Scalar, Variables,
+    export_fmu, Equations, Experiment, Indicators, Invalid, Jet, Model, Param, Scalar, Variables,
 };
 use variable_ratio::{
     check_ratio, power_flow_indicator, update_power_flow, Compliance, Transmission, BASE_TORQUE,
@@ -11,7 +11,7 @@ use variable_ratio::{
 };
 
 #[derive(Debug, Clone, Variables)]
-pub struct VariableRatioTransmission<S = f64> {
+pub struct VariableRatioTransmission<S: Scalar = f64> {
     #[variables]
     params: Transmission<S>,
     #[parameter(
@@ -21,7 +21,7 @@ pub struct VariableRatioTransmission<S = f64> {
         min = 0.0,
         describe = "Base shaft inertia (> 0)"
     )]
-    j_b: S,
+    j_b: Param<S>,
     #[parameter(
         name = "J_F",
         start = 0.02,
@@ -29,15 +29,15 @@ pub struct VariableRatioTransmission<S = f64> {
         min = 0.0,
         describe = "Follower shaft inertia (> 0)"
     )]
-    j_f: S,
+    j_f: Param<S>,
     #[parameter(name = "w_B_start", unit = "rad/s", describe = "Initial base speed")]
-    w_b_start: S,
+    w_b_start: Param<S>,
     #[parameter(
         name = "w_F_start",
         unit = "rad/s",
         describe = "Initial follower speed"
     )]
-    w_f_start: S,
+    w_f_start: Param<S>,
     #[input(
         name = "tau_B_ext",
         unit = "N.m",

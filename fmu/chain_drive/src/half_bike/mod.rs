@@ -13,7 +13,7 @@
 //! mode changes in its own module (`full`, `qss`, `inextensible`).
 
 use crate::geometry::{Frame, Layout, Runs};
-use fmu_runtime::{Invalid, Scalar, Variables};
+use fmu_runtime::{Invalid, Param, Scalar, Variables};
 
 mod full;
 mod inextensible;
@@ -34,7 +34,7 @@ fn dot<S: Scalar>(a: V3<S>, b: V3<S>) -> S {
 /// thesis; chain, suspension and friction values are ours (the thesis gives none): see the
 /// documentation. Generic over the number type of the model (`fmu_runtime::lift`).
 #[derive(Debug, Clone, Copy, PartialEq, Variables)]
-pub struct HalfBike<S = f64> {
+pub struct HalfBike<S: Scalar = f64> {
     #[parameter(
         name = "J_ds",
         start = 0.005,
@@ -42,7 +42,7 @@ pub struct HalfBike<S = f64> {
         min = 0.0,
         describe = "Inertia of the drive sprocket and what turns with it (> 0)"
     )]
-    pub j_ds: S,
+    pub j_ds: Param<S>,
     #[parameter(
         name = "J_sa",
         start = 0.4,
@@ -50,7 +50,7 @@ pub struct HalfBike<S = f64> {
         min = 0.0,
         describe = "Inertia of the swing arm about its centre of mass"
     )]
-    pub j_sa: S,
+    pub j_sa: Param<S>,
     #[parameter(
         name = "J_rw",
         start = 0.7,
@@ -58,21 +58,21 @@ pub struct HalfBike<S = f64> {
         min = 0.0,
         describe = "Inertia of the rear wheel with its sprocket about the axle (> 0)"
     )]
-    pub j_rw: S,
+    pub j_rw: Param<S>,
     #[parameter(
         start = 7.0,
         unit = "kg",
         min = 0.0,
         describe = "Mass of the swing arm"
     )]
-    pub m_sa: S,
+    pub m_sa: Param<S>,
     #[parameter(
         start = 15.0,
         unit = "kg",
         min = 0.0,
         describe = "Mass of the rear wheel"
     )]
-    pub m_rw: S,
+    pub m_rw: Param<S>,
     #[variables]
     pub layout: Layout<S>,
     #[parameter(
@@ -82,63 +82,63 @@ pub struct HalfBike<S = f64> {
         min = 0.0,
         describe = "Stiffness of each chain run (> 0; full and QSS models)"
     )]
-    pub k: S,
+    pub k: Param<S>,
     #[parameter(
         name = "c_chain",
         unit = "N.s/m",
         min = 0.0,
         describe = "Damping of each chain run while taut (full model)"
     )]
-    pub c: S,
+    pub c: Param<S>,
     #[parameter(
         start = 0.002,
         unit = "m",
         min = 0.0,
         describe = "Chain length beyond the taut geometry at the start (> 0), all of it in the lower run"
     )]
-    pub slack: S,
+    pub slack: Param<S>,
     #[parameter(start = 9.81, unit = "m/s2", min = 0.0, describe = "Gravity (0: off)")]
-    pub g: S,
+    pub g: Param<S>,
     #[parameter(
         start = 1e4,
         unit = "N.m/rad",
         min = 0.0,
         describe = "Suspension rate about the pivot (> 0)"
     )]
-    pub k_susp: S,
+    pub k_susp: Param<S>,
     #[parameter(
         start = 200.0,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Suspension damping about the pivot"
     )]
-    pub c_susp: S,
+    pub c_susp: Param<S>,
     // The weight of arm and wheel about the pivot: theta_sa_ref is then the rest position.
     #[parameter(start = 9.81 * (7.0 * 0.35 + 15.0 * 0.7), unit = "N.m", describe = "Suspension torque at theta_sa_ref, pushing the wheel down (default: the weight of arm and wheel at g = 9.81)")]
-    pub tau_preload: S,
+    pub tau_preload: Param<S>,
     #[parameter(
         unit = "rad",
         describe = "Swing-arm angle where the suspension torque is tau_preload"
     )]
-    pub theta_sa_ref: S,
+    pub theta_sa_ref: Param<S>,
     #[parameter(
         start = 1e-3,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction of the drive sprocket's bearing"
     )]
-    pub gamma_ds: S,
+    pub gamma_ds: Param<S>,
     #[parameter(
         start = 1e-2,
         unit = "N.m.s/rad",
         min = 0.0,
         describe = "Viscous friction of the wheel bearing (reacts on the swing arm)"
     )]
-    pub gamma_rw: S,
+    pub gamma_rw: Param<S>,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Inputs<S = f64> {
+pub struct Inputs<S: Scalar = f64> {
     pub tau_eng: S,
     pub tau_load: S,
     pub c_brake: S,
@@ -146,15 +146,15 @@ pub struct Inputs<S = f64> {
 
 /// The run lengths at which each run goes taut.
 #[derive(Debug, Clone, Copy)]
-pub struct Rest<S = f64> {
-    pub l_u0: S,
-    pub l_l0: S,
+pub struct Rest<S: Scalar = f64> {
+    pub l_u0: Param<S>,
+    pub l_l0: Param<S>,
 }
 
 /// Everything at one instant: positions and speeds as the outputs show them (algebraic ones
 /// solved), accelerations, tensions, extensions, energy terms, event indicators.
 #[derive(Debug, Clone, Copy)]
-pub struct Motion<S = f64> {
+pub struct Motion<S: Scalar = f64> {
     pub q: V3<S>,
     pub speeds: V3<S>,
     pub dw: V3<S>,
@@ -170,7 +170,7 @@ pub struct Motion<S = f64> {
 /// The outputs that follow from a motion: the absolute wheel, the chain's torques, the
 /// energies.
 #[derive(Debug, Clone, Copy)]
-pub struct Outputs<S = f64> {
+pub struct Outputs<S: Scalar = f64> {
     pub theta_wheel: S,
     pub w_wheel: S,
     pub tau_chain_ds: S,
@@ -181,19 +181,21 @@ pub struct Outputs<S = f64> {
     pub energy_suspension: S,
 }
 
-/// Where the half-bike starts: its coordinates, speeds and the runs' rest lengths.
+/// Where the half-bike starts: its coordinates, speeds and the runs' rest lengths (computed
+/// from parameters alone, over their number type: [`Bike::params`]).
 #[derive(Debug, Clone, Copy)]
-pub struct Start<S = f64> {
+pub struct Start<S: Scalar = f64> {
     pub q: V3<S>,
     pub w: V3<S>,
-    pub rest: Rest<S>,
+    pub l_u0: S,
+    pub l_l0: S,
 }
 
 /// What the QSS swing arm balances: the gravity moment's amplitude, the wheel's drag on the
 /// arm and the runs' tensions.
 #[derive(Debug, Clone, Copy)]
-pub struct ArmLoad<S = f64> {
-    g_sa: S,
+pub struct ArmLoad<S: Scalar = f64> {
+    g_sa: Param<S>,
     drag: S,
     t_u: S,
     t_l: S,
@@ -233,23 +235,48 @@ fn heading_positive(z: f64, dz: f64, ddz: f64, scale: f64) -> bool {
 
 /// The half-bike's parameters as the equations read them, the layout's as a [`Frame`].
 #[derive(Debug, Clone, Copy)]
-pub struct Bike<S> {
-    pub j_ds: S,
-    pub j_sa: S,
-    pub j_rw: S,
-    pub m_sa: S,
-    pub m_rw: S,
+pub struct Bike<S: Scalar> {
+    pub j_ds: Param<S>,
+    pub j_sa: Param<S>,
+    pub j_rw: Param<S>,
+    pub m_sa: Param<S>,
+    pub m_rw: Param<S>,
     pub frame: Frame<S>,
-    pub k: S,
-    pub c: S,
-    pub slack: S,
-    pub g: S,
-    pub k_susp: S,
-    pub c_susp: S,
-    pub tau_preload: S,
-    pub theta_sa_ref: S,
-    pub gamma_ds: S,
-    pub gamma_rw: S,
+    pub k: Param<S>,
+    pub c: Param<S>,
+    pub slack: Param<S>,
+    pub g: Param<S>,
+    pub k_susp: Param<S>,
+    pub c_susp: Param<S>,
+    pub tau_preload: Param<S>,
+    pub theta_sa_ref: Param<S>,
+    pub gamma_ds: Param<S>,
+    pub gamma_rw: Param<S>,
+}
+
+impl<S: Scalar> Bike<S> {
+    /// The same over the parameters' own number type (the start: parameters alone).
+    #[inline(always)]
+    pub fn params(&self) -> Bike<Param<S>> {
+        Bike {
+            j_ds: self.j_ds,
+            j_sa: self.j_sa,
+            j_rw: self.j_rw,
+            m_sa: self.m_sa,
+            m_rw: self.m_rw,
+            frame: self.frame.params(),
+            k: self.k,
+            c: self.c,
+            slack: self.slack,
+            g: self.g,
+            k_susp: self.k_susp,
+            c_susp: self.c_susp,
+            tau_preload: self.tau_preload,
+            theta_sa_ref: self.theta_sa_ref,
+            gamma_ds: self.gamma_ds,
+            gamma_rw: self.gamma_rw,
+        }
+    }
 }
 
 impl<S: Scalar> HalfBike<S> {
@@ -334,14 +361,14 @@ impl HalfBike {
 impl<S: Scalar> Bike<S> {
     /// Inertia of swing arm and wheel mass about the pivot.
     #[inline(always)]
-    pub fn i_sa(&self) -> S {
+    pub fn i_sa(&self) -> Param<S> {
         let f = &self.frame;
         self.j_sa + self.m_sa * f.d_sa * f.d_sa + self.m_rw * f.l_sa.powi(2)
     }
 
     /// Gravity moment amplitude: the potential is `G_sa sin(th_sa)` (z up).
     #[inline(always)]
-    pub fn g_sa(&self) -> S {
+    pub fn g_sa(&self) -> Param<S> {
         self.g * (self.m_sa * self.frame.d_sa + self.m_rw * self.frame.l_sa)
     }
 
@@ -357,10 +384,8 @@ impl<S: Scalar> Bike<S> {
         Start {
             q,
             w: [rho * w_rw, zero, w_rw],
-            rest: Rest {
-                l_u0: l_u,
-                l_l0: l_l + self.slack,
-            },
+            l_u0: l_u,
+            l_l0: l_l + self.slack,
         }
     }
 
@@ -396,7 +421,7 @@ impl<S: Scalar> Bike<S> {
     /// `grad L_u`, `grad L_l`.
     #[inline(always)]
     fn gradients(&self, r: &Runs<S>) -> (V3<S>, V3<S>) {
-        let (r_ds, r_ws) = (self.frame.r_ds, self.frame.r_ws);
+        let (r_ds, r_ws) = (S::param(self.frame.r_ds), S::param(self.frame.r_ws));
         (
             [r_ds, r.g_u[1] - r_ws, -r_ws],
             [-r_ds, r.g_l[1] + r_ws, r_ws],
@@ -440,7 +465,7 @@ impl<S: Scalar> Bike<S> {
 
     /// The outputs that follow from the motion `m`; `g_sa` is the gravity moment's amplitude.
     #[inline(always)]
-    pub fn outputs(&self, m: &Motion<S>, g_sa: S) -> Outputs<S> {
+    pub fn outputs(&self, m: &Motion<S>, g_sa: Param<S>) -> Outputs<S> {
         let (q, w) = (m.q, m.speeds);
         let (r_ds, r_ws) = (self.frame.r_ds, self.frame.r_ws);
         let runs = self.frame.runs(q[1]);

@@ -3,13 +3,13 @@
 
 use super::{ArmLoad, Bike, Inputs, Motion, Rest, Switch, V3};
 use super::{LOWER, UPPER};
-use fmu_runtime::Scalar;
+use fmu_runtime::{Param, Scalar};
 
 impl<S: Scalar> Bike<S> {
     /// The wheel's acceleration in the QSS model and the signed tension `T_u - T_l` from the
     /// wheel's equation; `rho = r_ws/r_ds`.
     #[inline(always)]
-    fn qss_wheel(&self, w_rw: S, u: Inputs<S>) -> (S, S, S) {
+    fn qss_wheel(&self, w_rw: S, u: Inputs<S>) -> (Param<S>, S, S) {
         let l = &self.frame;
         let rho = l.r_ws / l.r_ds;
         let (x, y) = self.qss_forces(w_rw, u);

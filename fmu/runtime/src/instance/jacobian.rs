@@ -13,11 +13,16 @@
 
 use crate::dual::Scalar;
 use crate::jet::Lanes;
-use crate::lift::Lifted;
+use crate::lift::{Jets, Lifted};
 use crate::model::Model;
-use crate::variables::{Access, Causality, Var, Variability};
+use crate::variables::{Causality, Var, Variability};
+
+pub(crate) use super::places::{jet_at, places};
 
 pub(crate) type JetOf<M> = <<M as Model>::Jets as Lifted<M>>::Jet;
+/// Initialization Mode's lifted model, its parameters moving too.
+pub(crate) type InitialOf<M> = <<M as Model>::Jets as Jets<M>>::Initial;
+pub(crate) type InitialJetOf<M> = <InitialOf<M> as Lifted<M>>::Jet;
 
 /// No offset, no row.
 pub(crate) const NONE: usize = usize::MAX;
@@ -48,9 +53,15 @@ struct Place {
 }
 
 pub(crate) struct Jacobian<M: Model> {
+    /// The model lifted for the derivatives after initialization: its parameters plain f64.
     pub(crate) lifted: M::Jets,
-    /// By value reference: the byte offset of the variable's jet in `lifted` (NONE: not Real).
+    /// By value reference: the byte offset of the variable's jet in `lifted` (NONE: not Real,
+    /// or a parameter held as an f64).
     pub(crate) offsets: Vec<usize>,
+    /// The model lifted for Initialization Mode, where the parameters are knowns too.
+    pub(crate) initial: InitialOf<M>,
+    /// By value reference: the byte offset of the variable's jet in `initial`.
+    pub(crate) initial_offsets: Vec<usize>,
     /// The knowns after initialization (the states and the continuous inputs, FMI 2.0.4
     /// section 2.2.8): column `c` is `plan[c]`, the states first, in the state vector's order.
     pub(crate) plan: Vec<u32>,
@@ -92,18 +103,16 @@ pub(crate) struct Jacobian<M: Model> {
     /// Since `lifted` was last synced, only the states have changed (fmi2SetContinuousStates
     /// between an integrator's points): the next sync writes their values only.
     pub(crate) only_states: bool,
-    /// An Initialization Mode sweep left derivatives in the parameters' jets: clear them all
-    /// before the next sweep after it.
-    pub(crate) stale: bool,
 }
 
 impl<M: Model> Jacobian<M> {
     pub(crate) fn new(model: &M, vars: &[Var<M>]) -> Self {
         let mut lifted = M::Jets::lift(model);
-        let offsets = if <M::Jets as Lifted<M>>::LIFTED {
-            places(&mut lifted, vars)
+        let mut initial = InitialOf::<M>::lift(model);
+        let (offsets, initial_offsets) = if <M::Jets as Lifted<M>>::LIFTED {
+            (places(&mut lifted, vars), places(&mut initial, vars))
         } else {
-            vec![NONE; vars.len()]
+            (vec![NONE; vars.len()], vec![NONE; vars.len()])
         };
         let all = 0..vars.len() as u32;
         let states: Vec<u32> = all
@@ -185,6 +194,8 @@ impl<M: Model> Jacobian<M> {
             lifted,
             plan_offsets: plan.iter().map(|k| offsets[*k as usize]).collect(),
             offsets,
+            initial,
+            initial_offsets,
             plan,
             inputs_from,
             place_of,
@@ -202,7 +213,6 @@ impl<M: Model> Jacobian<M> {
             fresh: [0; 2],
             synced: false,
             only_states: false,
-            stale: false,
         }
     }
 
@@ -452,10 +462,12 @@ impl<M: Model> Jacobian<M> {
         }
     }
 
-    /// Every derivative in `lifted` 0.
-    pub(crate) fn clear(&mut self) {
-        for offset in self.offsets.iter().filter(|o| **o != NONE) {
-            jet_at::<M>(&mut self.lifted, *offset).eps_mut().fill(0.0);
+    /// Every derivative in Initialization Mode's lifted model 0.
+    pub(crate) fn clear_initial(&mut self) {
+        for offset in self.initial_offsets.iter().filter(|o| **o != NONE) {
+            jet_at::<M, _>(&mut self.initial, *offset)
+                .eps_mut()
+                .fill(0.0);
         }
     }
 }
@@ -483,78 +495,6 @@ pub(crate) fn continuous_unknown<M>(v: &Var<M>) -> bool {
     v.is_real()
         && ((v.causality == Causality::Output && v.variability == Variability::Continuous)
             || v.derivative_of.is_some())
-}
-
-/// Where the lifted model holds each Real variable's jet, by value reference: the byte offsets
-/// `visit` finds, in the table's order, checked to lie inside the lifted model. That the
-/// order is the table's is checked once per model by its tests ([`places_follow_the_table`]).
-fn places<M: Model>(lifted: &mut M::Jets, vars: &[Var<M>]) -> Vec<usize> {
-    let reals: Vec<usize> = (0..vars.len()).filter(|i| vars[*i].is_real()).collect();
-    let base = lifted as *const M::Jets as usize;
-    let size = std::mem::size_of::<M::Jets>() - std::mem::size_of::<JetOf<M>>();
-    let mut offsets = vec![NONE; vars.len()];
-    let mut i = 0;
-    lifted.visit(&mut |j| {
-        let place = j as *mut JetOf<M> as usize - base;
-        if let Some(vr) = reals.get(i) {
-            assert!(
-                place <= size,
-                "{}: {} lies outside the model",
-                M::NAME,
-                vars[*vr].name
-            );
-            offsets[*vr] = place;
-        }
-        i += 1;
-    });
-    assert_eq!(
-        i,
-        reals.len(),
-        "{}: the lifted model visits {i} of {} Real variables",
-        M::NAME,
-        reals.len()
-    );
-    offsets
-}
-
-/// Whether the lifted model's jets follow the variable table's order: each Real variable set
-/// to a value of its own in the f64 model is found at its place in the lifted one. The error
-/// names the first that is not.
-pub(crate) fn places_follow_the_table<M: Model>(model: &M, vars: &[Var<M>]) -> Result<(), String> {
-    if !<M::Jets as Lifted<M>>::LIFTED {
-        return Ok(());
-    }
-    let reals: Vec<usize> = (0..vars.len()).filter(|i| vars[*i].is_real()).collect();
-    let mut marked = model.clone();
-    for (i, vr) in reals.iter().enumerate() {
-        if let Access::Real { set, .. } = vars[*vr].access {
-            set(&mut marked, i as f64 + 0.5);
-        }
-    }
-    let mut lifted = M::Jets::lift(&marked);
-    let offsets = places(&mut lifted, vars);
-    for (i, vr) in reals.iter().enumerate() {
-        let found = jet_at::<M>(&mut lifted, offsets[*vr]).value();
-        if found != i as f64 + 0.5 {
-            return Err(format!(
-                "{}: the lifted model's Real variable {i} is not {}",
-                M::NAME,
-                vars[*vr].name
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The jet at `offset` in `lifted`.
-#[inline(always)]
-pub(crate) fn jet_at<M: Model>(lifted: &mut M::Jets, offset: usize) -> &mut JetOf<M> {
-    debug_assert!(offset != NONE, "no Real variable");
-    assert!(offset <= std::mem::size_of::<M::Jets>() - std::mem::size_of::<JetOf<M>>());
-    // SAFETY: `offset` is where `visit` found a Real variable's jet inside a value of type
-    // `M::Jets` (`places`), and lies inside it (checked above); the jet is borrowed mutably
-    // through the mutable borrow of `lifted`.
-    unsafe { &mut *((lifted as *mut M::Jets as *mut u8).add(offset) as *mut JetOf<M>) }
 }
 
 /// An unknown whose derivative is not finite: what the call returns Discard for.

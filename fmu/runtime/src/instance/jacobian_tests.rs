@@ -315,12 +315,12 @@ fn the_columns_follow_the_time() {
 fn the_jets_follow_the_table() {
     let p = plant(false);
     assert_eq!(
-        super::jacobian::places_follow_the_table(&p.model, &p.vars),
+        super::places::places_follow_the_table(&p.model, &p.vars),
         Ok(())
     );
     let mut swapped = <Plant as crate::Variables>::variables();
     let (head, tail) = swapped.split_at_mut(X as usize);
     std::mem::swap(&mut head[U as usize].access, &mut tail[0].access);
-    let e = super::jacobian::places_follow_the_table(&p.model, &swapped).unwrap_err();
+    let e = super::places::places_follow_the_table(&p.model, &swapped).unwrap_err();
     assert!(e.contains("is not u"), "{e}");
 }

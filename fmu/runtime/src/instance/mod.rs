@@ -21,6 +21,7 @@ pub mod co_simulation;
 pub mod derivatives;
 mod input_motion;
 pub(crate) mod jacobian;
+pub(crate) mod places;
 pub(crate) use input_motion::InputMotion;
 #[cfg(test)]
 mod jacobian_tests;

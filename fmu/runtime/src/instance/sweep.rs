@@ -5,7 +5,7 @@
 //! derivatives too: one the equations do not compute stays NaN, and the call returns Discard
 //! naming it, as it does where the derivatives are not finite.
 
-use super::jacobian::{jet_at, JetOf, NotFinite, INPUTS, OUTPUTS, RATES, STATES};
+use super::jacobian::{jet_at, InitialJetOf, JetOf, NotFinite, INPUTS, OUTPUTS, RATES, STATES};
 use super::{FmiState, Instance};
 use crate::dual::Scalar;
 use crate::jet::Lanes;
@@ -34,17 +34,13 @@ impl<M: Model> Instance<M> {
     fn at_point(&mut self) {
         let j = &mut self.jacobian;
         j.begin_point();
-        if j.stale {
-            j.clear();
-            j.stale = false;
-        }
         if !j.synced {
             j.lifted.sync(&self.model);
             j.synced = true;
         } else if j.only_states {
             self.model.get_states(&mut j.rates_f64);
             for (offset, x) in j.plan_offsets[..j.inputs_from].iter().zip(&j.rates_f64) {
-                jet_at::<M>(&mut j.lifted, *offset).set_value(*x);
+                jet_at::<M, _>(&mut j.lifted, *offset).set_value(*x);
             }
         }
         j.only_states = false;
@@ -96,7 +92,7 @@ impl<M: Model> Instance<M> {
         let j = &mut self.jacobian;
         let (rows, n) = (j.rows, M::STATES);
         for (lane, c) in known.clone().enumerate() {
-            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
         }
         let block = &mut j.values[chunk * rows..(chunk + 1) * rows];
         let mut bad = None;
@@ -108,16 +104,18 @@ impl<M: Model> Instance<M> {
         }
         if rows_asked & OUTPUTS != 0 {
             for offset in &j.poisoned {
-                jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+                jet_at::<M, _>(&mut j.lifted, *offset)
+                    .eps_mut()
+                    .fill(f64::NAN);
             }
             j.lifted.outputs(t);
             for (x, offset) in block[n..].iter_mut().zip(&j.output_offsets) {
-                *x = *jet_at::<M>(&mut j.lifted, *offset);
+                *x = *jet_at::<M, _>(&mut j.lifted, *offset);
             }
             bad = bad.or_else(|| not_finite(&block[n..]).map(|r| n + r));
         }
         for c in known {
-            jet_at::<M>(&mut j.lifted, j.plan_offsets[c])
+            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c])
                 .eps_mut()
                 .fill(0.0);
         }
@@ -142,17 +140,19 @@ impl<M: Model> Instance<M> {
             } else {
                 self.slopes[*k as usize]
             };
-            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = slope;
+            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = slope;
         }
         for offset in &j.poisoned {
-            jet_at::<M>(&mut j.lifted, *offset).eps_mut().fill(f64::NAN);
+            jet_at::<M, _>(&mut j.lifted, *offset)
+                .eps_mut()
+                .fill(f64::NAN);
         }
         j.lifted.outputs(t);
         let mut result = Ok(());
         for (vr, value) in vrs.iter().zip(values.iter_mut()) {
             *value = match self.vars[*vr as usize].variability {
                 crate::Variability::Continuous => {
-                    jet_at::<M>(&mut j.lifted, j.offsets[*vr as usize]).eps()[0]
+                    jet_at::<M, _>(&mut j.lifted, j.offsets[*vr as usize]).eps()[0]
                 }
                 _ => 0.0,
             };
@@ -161,7 +161,7 @@ impl<M: Model> Instance<M> {
             }
         }
         for c in 0..j.plan.len() {
-            jet_at::<M>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = 0.0;
+            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[0] = 0.0;
         }
         result
     }
@@ -180,29 +180,29 @@ impl<M: Model> Instance<M> {
     ) -> Result<(), NotFinite> {
         debug_assert_eq!(self.state, FmiState::InitializationMode);
         let t = self.time;
-        let lanes = <JetOf<M> as Lanes>::LANES;
+        let lanes = <InitialJetOf<M> as Lanes>::LANES;
         let j = &mut self.jacobian;
-        (j.valid, j.only_states, j.stale) = (false, false, true);
+        (j.valid, j.only_states) = (false, false);
         for first in (0..directions).step_by(lanes) {
             let width = lanes.min(directions - first);
-            j.clear();
-            j.lifted.sync(&self.model);
+            j.clear_initial();
+            j.initial.sync(&self.model);
             for (i, k) in knowns.iter().enumerate() {
-                let eps = jet_at::<M>(&mut j.lifted, j.offsets[*k as usize]).eps_mut();
+                let eps = jet_at::<M, _>(&mut j.initial, j.initial_offsets[*k as usize]).eps_mut();
                 for (lane, e) in eps.iter_mut().enumerate().take(width) {
                     *e += seed(first + lane, i);
                 }
             }
             for u in unknowns.iter().filter(|u| !knowns.contains(u)) {
-                jet_at::<M>(&mut j.lifted, j.offsets[*u as usize])
+                jet_at::<M, _>(&mut j.initial, j.initial_offsets[*u as usize])
                     .eps_mut()
                     .fill(f64::NAN);
             }
-            j.lifted.start_states();
-            j.lifted.calculated(t);
-            j.lifted.outputs(t);
+            j.initial.start_states();
+            j.initial.calculated(t);
+            j.initial.outputs(t);
             for (i, u) in unknowns.iter().enumerate() {
-                let eps = jet_at::<M>(&mut j.lifted, j.offsets[*u as usize]).eps();
+                let eps = jet_at::<M, _>(&mut j.initial, j.initial_offsets[*u as usize]).eps();
                 for (lane, e) in eps.iter().enumerate().take(width) {
                     if !e.is_finite() {
                         return Err(NotFinite { unknown: *u });

@@ -3,9 +3,31 @@
 //! runtime's derivative code this way, without packaging.
 
 use super::Run;
+use crate::instance::jacobian::InitialOf;
+use crate::instance::places::{jet_at, places};
 use crate::instance::FmiState;
+use crate::instance::Instance;
+use crate::jet::Lanes;
+use crate::lift::{Equations, Lifted};
 use crate::model::Model;
 use crate::variables::Access;
+
+/// `exact`'s entries (row by row: unknowns, then knowns) from Initialization Mode's lifted
+/// model at the instance's point: one known seeded at a time, its outputs' lane 0.
+fn moving_columns<M: Model>(instance: &Instance<M>, unknowns: &[u32], knowns: &[u32]) -> Vec<f64> {
+    let mut lifted = InitialOf::<M>::lift(&instance.model);
+    let offsets = places(&mut lifted, &instance.vars);
+    let mut out = vec![0.0; unknowns.len() * knowns.len()];
+    for (c, k) in knowns.iter().enumerate() {
+        jet_at::<M, _>(&mut lifted, offsets[*k as usize]).eps_mut()[0] = 1.0;
+        lifted.outputs(instance.time);
+        for (r, u) in unknowns.iter().enumerate() {
+            out[r * knowns.len() + c] = jet_at::<M, _>(&mut lifted, offsets[*u as usize]).eps()[0];
+        }
+        jet_at::<M, _>(&mut lifted, offsets[*k as usize]).eps_mut()[0] = 0.0;
+    }
+    out
+}
 
 /// One entry that disagrees: unknown, known, exact, differences.
 pub type Disagreement = (&'static str, &'static str, f64, f64);
@@ -21,7 +43,7 @@ impl<M: Model> Run<M> {
     pub fn jacobian_disagreements(&mut self, tolerance: f64) -> Result<Vec<Disagreement>, String> {
         let instance = &mut self.instance;
         assert_eq!(instance.state, FmiState::StepComplete);
-        crate::instance::jacobian::places_follow_the_table(&instance.model, &instance.vars)?;
+        crate::instance::places::places_follow_the_table(&instance.model, &instance.vars)?;
         let vars = &instance.vars;
         let unknowns: Vec<u32> = (0..vars.len() as u32)
             .filter(|i| crate::instance::jacobian::continuous_unknown(&vars[*i as usize]))
@@ -62,6 +84,15 @@ impl<M: Model> Run<M> {
             let w_j: f64 = (0..nu).map(|r| weights[r] * exact[r * nk + c]).sum();
             if (w_j - adjoint[c]).abs() > 1e-12 * w_j.abs().max(1.0) {
                 out.push(("w^T J", name(knowns[c]), adjoint[c], w_j));
+            }
+        }
+        // The same entries with the parameters moving too (Initialization Mode's lifted model):
+        // where a number held as a plain f64 after initialization moves with a known, they
+        // differ.
+        let moving = moving_columns(instance, &unknowns, &knowns);
+        for (i, (e, m)) in exact.iter().zip(&moving).enumerate() {
+            if (e - m).abs() > 1e-14 * e.abs().max(m.abs()) {
+                out.push((name(unknowns[i / nk]), name(knowns[i % nk]), *e, *m));
             }
         }
         // Differences of the f64 equations.
