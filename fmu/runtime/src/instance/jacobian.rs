@@ -302,37 +302,40 @@ impl<M: Model> Jacobian<M> {
         if let ([k], [v]) = (knowns, seed) {
             return self.column_times(unknowns, *k, *v, sensitivity);
         }
-        // Several knowns: each checked to be one; a seed with one entry other than 0 (a unit
-        // seed over every state) is that known's column.
-        let (mut seeded, mut only) = (0, 0);
-        for (i, (k, v)) in knowns.iter().zip(seed).enumerate() {
-            let role = self.role.get(*k as usize).map_or(0, |r| *r);
-            if role & (KNOWN_STATE | KNOWN_INPUT) == 0 {
-                return false;
-            }
-            if *v != 0.0 {
-                (seeded, only) = (seeded + 1, i);
-            }
+        // Several knowns: each checked to be one (the role table held in a local, so that the
+        // loop reads it from registers); a seed with one entry other than 0 (a unit seed over
+        // every state) is that known's column, found by two scans that end at an entry other
+        // than 0.
+        let role = self.role.as_slice();
+        let known = |k: &u32| role.get(*k as usize).map_or(0, |r| *r) & (KNOWN_STATE | KNOWN_INPUT);
+        if knowns.len() != seed.len() || !knowns.iter().all(|k| known(k) != 0) {
+            return false;
         }
-        match (seeded, knowns.get(only), seed.get(only)) {
-            // The unknowns are checked by the full path.
-            (0, ..) => false,
-            (1, Some(k), Some(v)) => self.column_times(unknowns, *k, *v, sensitivity),
-            _ => {
-                for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
-                    let r = self.row(*u);
-                    let mut sum = 0.0;
-                    for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| **v != 0.0) {
-                        match self.swept_column(*k).and_then(|c| read::<M>(c, r)) {
-                            Some(x) => sum += x * v,
-                            None => return false,
-                        }
-                    }
-                    *s = sum;
+        // Other than +-0 (NaN too), compared as bits.
+        let nonzero = |v: &f64| v.to_bits() << 1 != 0;
+        let mut only = 0;
+        while only < seed.len() && !nonzero(&seed[only]) {
+            only += 1;
+        }
+        // A seed of zeros: the unknowns are checked by the full path.
+        let (Some(k), Some(v)) = (knowns.get(only), seed.get(only)) else {
+            return false;
+        };
+        if !seed[only + 1..].iter().any(nonzero) {
+            return self.column_times(unknowns, *k, *v, sensitivity);
+        }
+        for (u, s) in unknowns.iter().zip(sensitivity.iter_mut()) {
+            let r = self.row(*u);
+            let mut sum = 0.0;
+            for (k, v) in knowns.iter().zip(seed).filter(|(_, v)| nonzero(v)) {
+                match self.swept_column(*k).and_then(|c| read::<M>(c, r)) {
+                    Some(x) => sum += x * v,
+                    None => return false,
                 }
-                true
             }
+            *s = sum;
         }
+        true
     }
 
     /// `sensitivity = v dy/dk` for `unknowns` y from known `k`'s column swept at this point:
