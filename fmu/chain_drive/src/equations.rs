@@ -4,7 +4,7 @@
 
 use crate::half_bike::{Inputs, Motion, Rest};
 use crate::{ChainDrive, INEXTENSIBLE, QSS};
-use fmu_runtime::{Equations, Scalar, Variables};
+use fmu_runtime::{Equations, Param, Scalar, Variables};
 
 impl<S: Scalar> ChainDrive<S> {
     pub(crate) fn inputs(&self) -> Inputs<S> {
@@ -84,7 +84,10 @@ impl<S: Scalar> Equations<S> for ChainDrive<S> {
         let b = self.bike.bike();
         self.i_sa = b.i_sa();
         self.g_sa = b.g_sa();
-        let start = b.params().start(self.theta_sa_start, self.w_rw_start);
+        let start = self
+            .bike
+            .bike_over::<Param<S>>()
+            .start(self.theta_sa_start, self.w_rw_start);
         (self.q, self.w) = (start.q.map(S::param), start.w.map(S::param));
         (self.l_u0, self.l_l0) = (start.l_u0, start.l_l0);
         let zero = S::constant(0.0);

@@ -147,6 +147,12 @@ impl<S: Scalar> Frame<S> {
 impl<S: Scalar> Layout<S> {
     #[inline(always)]
     pub fn frame(&self) -> Frame<S> {
+        self.frame_over()
+    }
+
+    /// The lengths as the equations over `T` read them (`T = S`, or `Param<S>`).
+    #[inline(always)]
+    pub fn frame_over<T: Scalar<P = Param<S>>>(&self) -> Frame<T> {
         Frame {
             l_sa: self.l_sa,
             d_sa: self.d_sa,
@@ -159,19 +165,6 @@ impl<S: Scalar> Layout<S> {
 }
 
 impl<S: Scalar> Frame<S> {
-    /// The same over the parameters' own number type.
-    #[inline(always)]
-    pub fn params(&self) -> Frame<Param<S>> {
-        Frame {
-            l_sa: self.l_sa,
-            d_sa: self.d_sa,
-            r_ds: self.r_ds,
-            r_ws: self.r_ws,
-            ds_x: self.ds_x,
-            ds_z: self.ds_z,
-        }
-    }
-
     /// The lengths' values, without their derivatives.
     #[inline(always)]
     pub fn value(&self) -> Frame<f64> {

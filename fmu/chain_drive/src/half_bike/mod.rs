@@ -254,41 +254,23 @@ pub struct Bike<S: Scalar> {
     pub gamma_rw: Param<S>,
 }
 
-impl<S: Scalar> Bike<S> {
-    /// The same over the parameters' own number type (the start: parameters alone).
-    #[inline(always)]
-    pub fn params(&self) -> Bike<Param<S>> {
-        Bike {
-            j_ds: self.j_ds,
-            j_sa: self.j_sa,
-            j_rw: self.j_rw,
-            m_sa: self.m_sa,
-            m_rw: self.m_rw,
-            frame: self.frame.params(),
-            k: self.k,
-            c: self.c,
-            slack: self.slack,
-            g: self.g,
-            k_susp: self.k_susp,
-            c_susp: self.c_susp,
-            tau_preload: self.tau_preload,
-            theta_sa_ref: self.theta_sa_ref,
-            gamma_ds: self.gamma_ds,
-            gamma_rw: self.gamma_rw,
-        }
-    }
-}
-
 impl<S: Scalar> HalfBike<S> {
     #[inline(always)]
     pub fn bike(&self) -> Bike<S> {
+        self.bike_over()
+    }
+
+    /// The parameters as the equations over `T` read them: `T = S`, or the parameters' own
+    /// number type (`Param<S>`: the start, computed from parameters alone).
+    #[inline(always)]
+    pub fn bike_over<T: Scalar<P = Param<S>>>(&self) -> Bike<T> {
         Bike {
             j_ds: self.j_ds,
             j_sa: self.j_sa,
             j_rw: self.j_rw,
             m_sa: self.m_sa,
             m_rw: self.m_rw,
-            frame: self.layout.frame(),
+            frame: self.layout.frame_over(),
             k: self.k,
             c: self.c,
             slack: self.slack,
