@@ -22,6 +22,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut sync = Vec::new();
     let mut visit = Vec::new();
     let mut lifted_start = Vec::new();
+    let mut seed_states = Vec::new();
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new(
             Span::call_site(),
@@ -183,6 +184,8 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 });
                 lifted_start
                     .push(quote!(<#ty_d as #lift_path<#ty>>::start_states(&mut self.#ident);));
+                seed_states.push(quote!(<#ty_d as #lift_path<#ty>>::seed_states(
+                    &mut self.#ident, &from.#ident, first.wrapping_sub(#offset));));
                 output_zeros.push(quote!(+ #rt::Variables::output_zeros(&self.#ident)));
                 angles = quote!(#angles | (<#ty as #rt::Variables>::ANGLES << (#offset)));
                 offset = quote!(#offset + #n);
@@ -281,6 +284,8 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                             return Err(syn::Error::new(ident.span(), "a state is an f64"));
                         }
                         get.push(quote!(x[#offset] = self.#place;));
+                        seed_states.push(quote!(self.#place =
+                            <__D as ::fmu_runtime::Scalar>::seeded_lane(from.#place, (#offset).wrapping_sub(first));));
                         set.push(quote!(self.#place = x[#offset];));
                         if let Some(from) = &d.from {
                             start_states.push(quote!(self.#place = self.#from;));
@@ -349,6 +354,11 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 }
                 fn start_states(&mut self) {
                     #(#lifted_start)*
+                }
+                #[inline(always)]
+                #[allow(unused_variables, clippy::identity_op)]
+                fn seed_states(&mut self, from: &#this, first: usize) {
+                    #(#seed_states)*
                 }
             }
         }

@@ -60,6 +60,9 @@ pub trait Scalar:
     fn value(self) -> f64;
     /// Sets the value and keeps the derivative (how a lifted model follows the f64 one).
     fn set_value(&mut self, v: f64);
+    /// The value `v` with derivative 1 along direction `lane` and 0 along the others (none
+    /// where `lane` is past the last): a known seeded for a sweep.
+    fn seeded_lane(v: f64, lane: usize) -> Self;
     fn sin(self) -> Self;
     fn cos(self) -> Self;
     fn sin_cos(self) -> (Self, Self);
@@ -142,6 +145,10 @@ impl Scalar for f64 {
     #[inline(always)]
     fn set_value(&mut self, v: f64) {
         *self = v;
+    }
+    #[inline(always)]
+    fn seeded_lane(v: f64, _: usize) -> Self {
+        v
     }
     #[inline(always)]
     fn sin(self) -> Self {

@@ -214,6 +214,10 @@ macro_rules! jet_functions {
         fn set_value(&mut self, v: f64) {
             self.re = v;
         }
+        #[inline(always)]
+        fn seeded_lane(v: f64, lane: usize) -> Self {
+            Jet::new(v, std::array::from_fn(|i| f64::from(u8::from(i == lane))))
+        }
         fn sin(self) -> Self {
             let (s, c) = math::sin_cos(self.re);
             self.chain(s, c)

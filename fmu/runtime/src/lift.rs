@@ -47,7 +47,16 @@ pub trait Lifted<F>: Sized {
     fn visit(&mut self, f: &mut dyn FnMut(Option<&mut Self::Jet>));
     /// Sets each state that names a start parameter to its value, derivative included.
     fn start_states(&mut self) {}
+    /// Each state takes `from`'s value, seeded along direction `i - first` for the state `i`
+    /// of the state vector (0 along every direction where that is not a lane, as
+    /// `first =` [`UNSEEDED`] gives for all): a sweep's knowns without a lookup.
+    fn seed_states(&mut self, _from: &F, _first: usize) {}
 }
+
+/// The `first` of [`Lifted::seed_states`] that seeds no state: `i - first` (wrapping) is past
+/// every lane for every state `i`, and stays so in a part's states (`first` less the part's
+/// offset).
+pub const UNSEEDED: usize = usize::MAX / 2;
 
 impl<D: Scalar> Lifted<f64> for D {
     type Jet = D;

@@ -15,7 +15,7 @@
 //! domain) or a derivative is not finite, the call returns Discard, as fmi2GetDerivatives
 //! does there.
 
-use super::jacobian::{continuous_unknown, NotFinite};
+use super::jacobian::{continuous_unknown, NotFinite, RATES, STATES};
 use super::{CallResult, FmiState, Instance};
 use crate::lift::Lifted;
 use crate::logger::{Category, DISCARD, OK};
@@ -95,7 +95,10 @@ impl<M: Model> Instance<M> {
             return true;
         };
         // The model's equations run here, and might panic: the full path reports it.
-        let swept = catch_unwind(AssertUnwindSafe(|| self.columns(rows, columns)));
+        let swept = catch_unwind(AssertUnwindSafe(|| match (rows, columns) {
+            (RATES, STATES) => self.rates_by_states(),
+            _ => self.columns(rows, columns),
+        }));
         matches!(swept, Ok(Ok(())))
     }
 

@@ -2,9 +2,10 @@
 //! the variable table's order), and the check that they do: after initialization a parameter
 //! or a discrete variable may be a plain f64 there, never a continuous variable.
 
-use super::jacobian::{InitialOf, NONE};
+use super::jacobian::{InitialOf, JetOf, NONE};
 use crate::dual::Scalar;
-use crate::lift::Lifted;
+use crate::jet::Lanes;
+use crate::lift::{Lifted, UNSEEDED};
 use crate::model::Model;
 use crate::variables::{Access, Var, Variability};
 
@@ -60,7 +61,40 @@ pub(crate) fn places_follow_the_table<M: Model>(model: &M, vars: &[Var<M>]) -> R
         }
     }
     follows::<M, M::Jets>(&marked, vars, &reals, false)?;
-    follows::<M, InitialOf<M>>(&marked, vars, &reals, true)
+    follows::<M, InitialOf<M>>(&marked, vars, &reals, true)?;
+    seeds_follow_the_states(&marked, vars)
+}
+
+/// Whether the lifted model's `seed_states` seeds the states in the state vector's order,
+/// chunk by chunk of lanes, their values the f64 model's, and unseeds them all: the error names
+/// the first state that is not.
+fn seeds_follow_the_states<M: Model>(marked: &M, vars: &[Var<M>]) -> Result<(), String> {
+    let mut lifted = M::Jets::lift(marked);
+    let offsets = places(&mut lifted, vars);
+    let states: Vec<usize> = (0..vars.len())
+        .filter(|i| vars[*i].derivative.is_some())
+        .collect();
+    let lanes = <JetOf<M> as Lanes>::LANES;
+    let firsts = (0..states.len()).step_by(lanes).chain([UNSEEDED]);
+    for first in firsts {
+        lifted.seed_states(marked, first);
+        for (i, vr) in states.iter().enumerate() {
+            let jet = *jet_at::<M, M::Jets>(&mut lifted, offsets[*vr]);
+            let seeded = (0..lanes).all(|l| jet.eps()[l] == f64::from(u8::from(first + l == i)));
+            let value = match vars[*vr].access {
+                Access::Real { get, .. } => get(marked),
+                _ => f64::NAN,
+            };
+            if !seeded || jet.value() != value {
+                return Err(format!(
+                    "{}: seed_states does not seed state {i}, {}, in the state vector's order (chunk from {first})",
+                    M::NAME,
+                    vars[*vr].name
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`places_follow_the_table`] for one lifted model: every Real variable found where it is

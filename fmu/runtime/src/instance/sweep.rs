@@ -9,7 +9,7 @@ use super::jacobian::{jet_at, InitialJetOf, JetOf, NotFinite, INPUTS, OUTPUTS, R
 use super::{FmiState, Instance};
 use crate::dual::Scalar;
 use crate::jet::Lanes;
-use crate::lift::{Equations, Lifted};
+use crate::lift::{Equations, Lifted, UNSEEDED};
 use crate::model::Model;
 
 impl<M: Model> Instance<M> {
@@ -28,20 +28,18 @@ impl<M: Model> Instance<M> {
         Ok(())
     }
 
-    /// The lifted model at the current point: every derivative 0 after an Initialization Mode
-    /// pass, the values the f64 model's (where only the states moved, theirs).
+    /// The lifted model at the current point: every derivative 0, the values the f64 model's
+    /// (where only the states moved, theirs), but for the states' where `states_next` (the
+    /// sweep of their columns seeds them, values included).
     #[inline(always)]
-    fn at_point(&mut self) {
+    fn at_point(&mut self, states_next: bool) {
         let j = &mut self.jacobian;
         j.begin_point();
         if !j.synced {
             j.lifted.sync(&self.model);
             j.synced = true;
-        } else if j.only_states {
-            self.model.get_states(&mut j.rates_f64);
-            for (offset, x) in j.plan_offsets[..j.inputs_from].iter().zip(&j.rates_f64) {
-                jet_at::<M, _>(&mut j.lifted, *offset).set_value(*x);
-            }
+        } else if j.only_states && !states_next {
+            j.lifted.seed_states(&self.model, UNSEEDED);
         }
         j.only_states = false;
     }
@@ -52,7 +50,25 @@ impl<M: Model> Instance<M> {
     /// unrolls (most models need one chunk).
     #[cold]
     fn sweep(&mut self, columns: u8, rows_asked: u8) -> Result<(), NotFinite> {
-        self.at_point();
+        self.sweep_here(columns, rows_asked)
+    }
+
+    /// The state derivatives' rows by the states' columns at a new point, as an importer's
+    /// first call there asks: [`Instance::columns`] with the sweep in the caller's frame.
+    #[inline(always)]
+    pub(crate) fn rates_by_states(&mut self) -> Result<(), NotFinite> {
+        self.jacobian.begin_point();
+        if self.jacobian.fresh[0] & RATES == 0 {
+            self.sweep_here(STATES, RATES)?;
+            self.jacobian.fresh[0] |= RATES;
+        }
+        Ok(())
+    }
+
+    /// [`Instance::sweep`], inlined where it is called.
+    #[inline(always)]
+    fn sweep_here(&mut self, columns: u8, rows_asked: u8) -> Result<(), NotFinite> {
+        self.at_point(columns == STATES);
         let lanes = <JetOf<M> as Lanes>::LANES;
         let mut bad = None;
         if columns == STATES {
@@ -91,8 +107,14 @@ impl<M: Model> Instance<M> {
         let t = self.time;
         let j = &mut self.jacobian;
         let (rows, n) = (j.rows, M::STATES);
-        for (lane, c) in known.clone().enumerate() {
-            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+        // The states' columns: the states seeded, values with them; the inputs': by offset.
+        let states = known.start < n;
+        if states {
+            j.lifted.seed_states(&self.model, known.start);
+        } else {
+            for (lane, c) in known.clone().enumerate() {
+                jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c]).eps_mut()[lane] = 1.0;
+            }
         }
         let block = &mut j.values[chunk * rows..(chunk + 1) * rows];
         let mut bad = None;
@@ -114,10 +136,14 @@ impl<M: Model> Instance<M> {
             }
             bad = bad.or_else(|| not_finite(&block[n..]).map(|r| n + r));
         }
-        for c in known {
-            jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c])
-                .eps_mut()
-                .fill(0.0);
+        if states {
+            j.lifted.seed_states(&self.model, UNSEEDED);
+        } else {
+            for c in known {
+                jet_at::<M, _>(&mut j.lifted, j.plan_offsets[c])
+                    .eps_mut()
+                    .fill(0.0);
+            }
         }
         bad
     }
@@ -131,7 +157,7 @@ impl<M: Model> Instance<M> {
         values: &mut [f64],
     ) -> Result<(), NotFinite> {
         let t = self.time;
-        self.at_point();
+        self.at_point(false);
         let j = &mut self.jacobian;
         self.model.derivatives(t, &mut j.rates_f64);
         for (c, k) in j.plan.iter().enumerate() {
