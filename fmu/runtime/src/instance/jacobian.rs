@@ -302,6 +302,25 @@ impl<M: Model> Jacobian<M> {
         if let ([k], [v]) = (knowns, seed) {
             return self.column_times(unknowns, *k, *v, sensitivity);
         }
+        // Every state in the plan's order, as an importer seeds them all: compared, and the
+        // seed's entries other than 0 (NaN too) found, in one loop the state count unrolls; a
+        // unit seed is then its known's column.
+        let n = M::STATES;
+        if let (true, Some(plan)) = (knowns.len() == n && seed.len() == n && n <= 64, self.plan.get(..n)) {
+            let (mut differ, mut mask) = (0, 0u64);
+            for i in 0..n {
+                differ |= knowns[i] ^ plan[i];
+                mask |= u64::from(seed[i] != 0.0) << i;
+            }
+            if differ == 0 && mask.is_power_of_two() {
+                let only = mask.trailing_zeros() as usize;
+                let Some(column) = self.state_column(only) else {
+                    return false;
+                };
+                return self.rows_in_order(unknowns, column, seed[only], sensitivity)
+                    || self.read_rows(unknowns, column, seed[only], sensitivity);
+            }
+        }
         // Several knowns: each checked to be one (the role table held in a local, so that the
         // loop reads it from registers); a seed with one entry other than 0 (a unit seed over
         // every state) is that known's column, found by two scans that end at an entry other
@@ -412,6 +431,16 @@ impl<M: Model> Jacobian<M> {
             first,
             p.lane,
         ))
+    }
+
+    /// [`Jacobian::swept_column`] of the state in column `c` of the plan (`c` below the
+    /// states' count), found from `c` alone.
+    #[inline(always)]
+    fn state_column(&self, c: usize) -> Option<Column<'_, M>> {
+        let lanes = <JetOf<M> as Lanes>::LANES;
+        let start = c / lanes * self.rows;
+        let (first, end) = self.spans[usize::from(self.fresh[0] & 3)];
+        Some((self.values.get(start + first..start + end)?, first, c % lanes))
     }
 
     /// Unknown `u`'s row (NONE for none: no read finds it).
