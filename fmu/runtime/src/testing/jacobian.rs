@@ -66,6 +66,24 @@ impl<M: Model> Run<M> {
                 exact[r * nk + c] = column[r];
             }
         }
+        // A unit seed (times 2) over every state in the state vector's order, as importers
+        // seed them all: twice the state's column.
+        let states: Vec<(usize, u32)> = (knowns.iter().copied().enumerate())
+            .filter(|(_, k)| instance.vars[*k as usize].derivative.is_some())
+            .collect();
+        let mut unit_misses = Vec::new();
+        let state_refs: Vec<u32> = states.iter().map(|(_, k)| *k).collect();
+        for (i, (c, k)) in states.iter().enumerate() {
+            let unit: Vec<f64> = (0..states.len())
+                .map(|j| if i == j { 2.0 } else { 0.0 })
+                .collect();
+            instance.directional_derivative(&unknowns, &state_refs, &unit, &mut column)?;
+            for r in 0..nu {
+                if column[r] != 2.0 * exact[r * nk + c] {
+                    unit_misses.push((unknowns[r], *k, column[r] / 2.0, exact[r * nk + c]));
+                }
+            }
+        }
         // One call with every known seeded, and the adjoint, against the columns.
         let seed: Vec<f64> = (0..nk).map(|c| 0.5 + c as f64 * 0.25).collect();
         instance.directional_derivative(&unknowns, &knowns, &seed, &mut column)?;
@@ -74,6 +92,9 @@ impl<M: Model> Run<M> {
         instance.adjoint_derivative(&unknowns, &knowns, &weights, &mut adjoint)?;
         let mut out = Vec::new();
         let name = |vr: u32| instance.vars[vr as usize].name;
+        for (u, k, got, want) in unit_misses {
+            out.push((name(u), name(k), got, want));
+        }
         for r in 0..nu {
             let j_seed: f64 = (0..nk).map(|c| exact[r * nk + c] * seed[c]).sum();
             if (j_seed - column[r]).abs() > 1e-12 * j_seed.abs().max(1.0) {
