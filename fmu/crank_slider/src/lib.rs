@@ -36,6 +36,7 @@ pub mod geometry {
     /// - `d2s/dphi2 = -a cos(phi) - a^2 cos(2 phi) / R - a^4 sin^2(phi) cos^2(phi) / R^3`;
     ///
     /// one `sin_cos` for all three (it is most of a derivative evaluation's cost).
+    #[inline(always)]
     pub fn at<S: Scalar>(a: Param<S>, l: Param<S>, phi: S) -> Slider<S> {
         let (sn, cs) = phi.sin_cos();
         let a2 = a * a;

@@ -306,7 +306,10 @@ impl<M: Model> Jacobian<M> {
         // seed's entries other than 0 (NaN too) found, in one loop the state count unrolls; a
         // unit seed is then its known's column.
         let n = M::STATES;
-        if let (true, Some(plan)) = (knowns.len() == n && seed.len() == n && n <= 64, self.plan.get(..n)) {
+        if let (true, Some(plan)) = (
+            knowns.len() == n && seed.len() == n && n <= 64,
+            self.plan.get(..n),
+        ) {
             let (mut differ, mut mask) = (0, 0u64);
             for i in 0..n {
                 differ |= knowns[i] ^ plan[i];
@@ -440,7 +443,11 @@ impl<M: Model> Jacobian<M> {
         let lanes = <JetOf<M> as Lanes>::LANES;
         let start = c / lanes * self.rows;
         let (first, end) = self.spans[usize::from(self.fresh[0] & 3)];
-        Some((self.values.get(start + first..start + end)?, first, c % lanes))
+        Some((
+            self.values.get(start + first..start + end)?,
+            first,
+            c % lanes,
+        ))
     }
 
     /// Unknown `u`'s row (NONE for none: no read finds it).
