@@ -236,6 +236,7 @@ impl<S: Scalar> Transmission<S> {
     /// `tau_F = x / (1 - c sign(x))`, `c = (1 - eta) tanh(4 w_f/w_th)`, with no iteration.
     /// Each product keeps the order of its factors' rounding, so `f64` gives the simulation's
     /// bits; `sign(x)` is constant between its jumps, so its derivative is zero.
+    #[inline(always)]
     pub fn torques(&self, phi: S, w_b: S, w_f: S, r: S) -> Torques<S> {
         let s = self.s();
         let phi_dot = r * s * w_f - w_b;
