@@ -39,6 +39,17 @@ pub struct Line<S = f64> {
 }
 
 impl<S: Scalar> Losses<S> {
+    /// The losses of a table row (interpolated or not): the efficiencies held in
+    /// [ETA_MIN, 1], the frictions' magnitudes.
+    fn of(row: [S; COLUMNS]) -> Self {
+        Losses {
+            eta1: row[1].clamp(ETA_MIN, 1.0),
+            eta2: row[2].clamp(ETA_MIN, 1.0),
+            bf1: row[3].abs(),
+            bf2: row[4].abs(),
+        }
+    }
+
     /// No mesh loss, no bearing friction.
     pub fn ideal() -> Self {
         let (one, zero) = (S::constant(1.0), S::constant(0.0));
@@ -102,8 +113,15 @@ impl<S: Scalar> Losses<S> {
         } else {
             self.tau_eta(t, dir).value() < 0.0
         };
-        let l = self.line(dir, a_drives);
-        (S::constant(1.0) - l.c) * t - l.d
+        self.line(dir, a_drives).loss(t)
+    }
+}
+
+impl<S: Scalar> Line<S> {
+    /// The loss at flange torque `t` on this quadrant: `t - g(t)`.
+    #[inline(always)]
+    pub fn loss(&self, t: S) -> S {
+        (S::constant(1.0) - self.c) * t - self.d
     }
 }
 
@@ -136,9 +154,11 @@ pub fn rolling_torque<S: Scalar>(
         }
     };
     for a_drives in [true, false] {
-        let t = solve(losses.line(dir, a_drives));
+        let line = losses.line(dir, a_drives);
+        let t = solve(line);
+        // The quadrant consistent with t is the one `Losses::loss` finds there: its line.
         if consistent(t, a_drives) {
-            return (t, losses.loss(t, dir));
+            return (t, line.loss(t));
         }
     }
     // Only reachable through rounding right at the switching torque: take the switch point.
@@ -153,19 +173,19 @@ pub fn interpolate<S: Scalar>(
     segment: usize,
     speed: S,
 ) -> Losses<S> {
-    let row = if table.len() == 1 {
-        table[0].map(S::param)
-    } else {
-        let (p, q) = (table[segment], table[segment + 1]);
-        let f = (speed - p[0]) / (q[0] - p[0]);
-        std::array::from_fn(|j| p[j] + f * (q[j] - p[j]))
-    };
-    Losses {
-        eta1: row[1].clamp(ETA_MIN, 1.0),
-        eta2: row[2].clamp(ETA_MIN, 1.0),
-        bf1: row[3].abs(),
-        bf2: row[4].abs(),
+    if let [row] = table {
+        // Parameters alone: held and lifted as such.
+        let l = Losses::of(*row);
+        return Losses {
+            eta1: S::param(l.eta1),
+            eta2: S::param(l.eta2),
+            bf1: S::param(l.bf1),
+            bf2: S::param(l.bf2),
+        };
     }
+    let (p, q) = (table[segment], table[segment + 1]);
+    let f = (speed - p[0]) / (q[0] - p[0]);
+    Losses::of(std::array::from_fn(|j| p[j] + f * (q[j] - p[j])))
 }
 
 /// The segment of the table that holds `speed` (the first or last one beyond the ends).
