@@ -20,6 +20,7 @@ fn dead_centre_hysteresis(phi: f64) -> f64 {
 
 /// Piston position from the crank axis, and its first two derivatives with respect to phi.
 pub mod geometry {
+    use fmu_runtime::dual::OfOne;
     use fmu_runtime::{Param, Scalar};
 
     /// `s`, `ds/dphi` and `d2s/dphi2` at one crank angle.
@@ -46,6 +47,21 @@ pub mod geometry {
             s: a * cs + r,
             sp: -a * sn - a2 * sc / r,
             spp: -a * cs - a2 * (cs * cs - sn * sn) / r - a2 * a2 * sc * sc / (r * r * r),
+        }
+    }
+
+    /// The crank and rod lengths: the geometry as a function of the crank angle alone, which
+    /// the exact derivatives carry along one direction ([`Scalar::of_one`]).
+    pub struct Crank<P> {
+        pub a: P,
+        pub l: P,
+    }
+
+    impl<P: Copy> OfOne<P, 3> for Crank<P> {
+        #[inline(always)]
+        fn at<T: Scalar<P = P>>(&self, phi: T) -> [T; 3] {
+            let g = at::<T>(self.a, self.l, phi);
+            [g.s, g.sp, g.spp]
         }
     }
 
@@ -142,6 +158,17 @@ pub struct CrankSlider<S: Scalar = f64> {
 }
 
 impl<S: Scalar> CrankSlider<S> {
+    /// The mechanism's geometry at the crank angle.
+    #[inline(always)]
+    fn geometry(&self) -> geometry::Slider<S> {
+        let crank = geometry::Crank {
+            a: self.crank_radius,
+            l: self.rod_length,
+        };
+        let [s, sp, spp] = self.phi.of_one(&crank);
+        geometry::Slider { s, sp, spp }
+    }
+
     /// Crank acceleration from Lagrange's equation with T = (J + m s'^2) w^2 / 2:
     /// `(J + m s'^2) alpha + m s' s'' w^2 = tau + f s'`.
     fn acceleration(&self, sp: S, spp: S) -> S {
@@ -171,7 +198,7 @@ impl<S: Scalar> Equations<S> for CrankSlider<S> {
     fn derivatives(&self, _t: f64, dx: &mut [S]) {
         // The geometry first: the knowns the acceleration reads are then loaded after the
         // call, not kept across it.
-        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
+        let g = self.geometry();
         let (s, dx) = (
             CrankSlider::STATE,
             &mut dx[..<CrankSlider as Variables>::STATES],
@@ -181,7 +208,7 @@ impl<S: Scalar> Equations<S> for CrankSlider<S> {
     }
 
     fn outputs(&mut self, _t: f64) {
-        let g = geometry::at(self.crank_radius, self.rod_length, self.phi);
+        let g = self.geometry();
         let (sp, spp) = (g.sp, g.spp);
         let alpha = self.acceleration(sp, spp);
         let a_s = spp * self.w * self.w + sp * alpha;

@@ -20,6 +20,13 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 /// a plain f64 among the jets after initialization ([`Scalar::P`]).
 pub type Param<S> = <S as Scalar>::P;
 
+/// A function of one number with `K` results, the parameters of type `P` held in `self`
+/// (the geometry of a mechanism at its angle): written once over the number type, for
+/// [`Scalar::of_one`].
+pub trait OfOne<P, const K: usize> {
+    fn at<T: Scalar<P = P>>(&self, x: T) -> [T; K];
+}
+
 /// The number type of equations that also give their derivatives.
 pub trait Scalar:
     Copy
@@ -79,6 +86,13 @@ pub trait Scalar:
     /// with `h_x = dh/dx` at the root (in f64) and `residual(x)` the residual `h` with `x` held
     /// at the root. As f64, `x` itself: the simulation keeps the iteration's bits.
     fn root(x: f64, h_x: f64, residual: impl FnOnce(Self) -> Self) -> Self;
+
+    /// `f(self)` for a function `f` of this number alone (the parameters held): over jets
+    /// after initialization, where the parameters are fixed, `f` runs along one direction and
+    /// the chain rule carries its results to this number's directions (`d f(x) = f'(x) dx`),
+    /// so that `f` costs a dual number's arithmetic, not every direction's. Elsewhere `f`
+    /// runs over this type itself: as f64 it gives the simulation's bits.
+    fn of_one<const K: usize, F: OfOne<Self::P, K>>(self, f: &F) -> [Self; K];
 
     /// |self|: the derivative of the side the value is on (+ at 0).
     #[inline(always)]
@@ -190,6 +204,10 @@ impl Scalar for f64 {
     #[inline(always)]
     fn root(x: f64, _h_x: f64, _residual: impl FnOnce(Self) -> Self) -> Self {
         x
+    }
+    #[inline(always)]
+    fn of_one<const K: usize, F: OfOne<f64, K>>(self, f: &F) -> [Self; K] {
+        f.at(self)
     }
     // f64's own, so that generic code gives the bits f64 code gives (signed zeros, NaN).
     #[inline(always)]

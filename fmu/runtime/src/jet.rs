@@ -5,7 +5,7 @@
 //! the chain rule is applied operation by operation, with the value
 //! computed exactly as the f64 path computes it ([`crate::math`], libm).
 
-use crate::dual::Scalar;
+use crate::dual::{OfOne, Scalar};
 use crate::math;
 use std::marker::PhantomData;
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -275,6 +275,11 @@ impl<const N: usize> Scalar for Jet<N, Fixed> {
     fn param_mut(_: &mut f64) -> Option<&mut Self> {
         None
     }
+    #[inline(always)]
+    fn of_one<const K: usize, F: OfOne<f64, K>>(self, f: &F) -> [Self; K] {
+        f.at(Jet::<1>::new(self.re, [1.0]))
+            .map(|y| Jet::new(y.re, self.eps.map(|e| y.eps[0] * e)))
+    }
     jet_functions!();
 }
 
@@ -289,6 +294,11 @@ impl<const N: usize> Scalar for Jet<N, Moving> {
     #[inline(always)]
     fn param_mut(p: &mut Self) -> Option<&mut Self> {
         Some(p)
+    }
+    /// The parameters move too: `f` runs over every direction.
+    #[inline(always)]
+    fn of_one<const K: usize, F: OfOne<Self, K>>(self, f: &F) -> [Self; K] {
+        f.at(self)
     }
     jet_functions!();
 }
@@ -340,5 +350,49 @@ mod tests {
         let h = 1e-6;
         let central = (f(x + h, y) - f(x - h, y)) / (2.0 * h);
         assert!((jet.eps[0] - central).abs() < 1e-8 * central.abs().max(1.0));
+    }
+
+    /// A function of one number with a parameter, for `of_one`.
+    struct Bent<P> {
+        k: P,
+    }
+
+    impl<P: Copy> OfOne<P, 2> for Bent<P> {
+        fn at<T: Scalar<P = P>>(&self, x: T) -> [T; 2] {
+            let (s, c) = x.sin_cos();
+            [s * self.k + (x * x + 1.0).sqrt(), c / (x * self.k + 2.0)]
+        }
+    }
+
+    /// `of_one` over jets after initialization (one direction, then the chain rule) gives the
+    /// values of f64 bit for bit and the derivatives of every direction carried through `f`
+    /// to rounding; in Initialization Mode, where the parameter moves too, `f` runs over every
+    /// direction (the parameter's derivative included).
+    #[test]
+    fn a_function_of_one_number_is_chained_along_its_directions() {
+        let (x, k) = (0.8, 1.7);
+        let direct = Bent { k }.at(Jet::<3>::new(x, [1.0, -0.5, 0.0]));
+        let chained = Jet::<3>::new(x, [1.0, -0.5, 0.0]).of_one(&Bent { k });
+        let plain = x.of_one(&Bent { k });
+        for i in 0..2 {
+            assert_eq!(chained[i].re.to_bits(), plain[i].to_bits());
+            for (a, b) in chained[i].eps.iter().zip(&direct[i].eps) {
+                assert!(
+                    (a - b).abs() <= 4.0 * f64::EPSILON * b.abs(),
+                    "{a} against {b}"
+                );
+            }
+            assert_eq!(chained[i].eps[2], 0.0);
+        }
+        let moving = Jet::<2, Moving>::new(x, [1.0, 0.0]);
+        let kk = Jet::<2, Moving>::new(k, [0.0, 1.0]);
+        let both = moving.of_one(&Bent { k: kk });
+        let h = 1e-6;
+        let dk = (Bent { k: k + h }.at(x)[0] - Bent { k: k - h }.at(x)[0]) / (2.0 * h);
+        assert!(
+            (both[0].eps[1] - dk).abs() < 1e-8,
+            "{} against {dk}",
+            both[0].eps[1]
+        );
     }
 }
