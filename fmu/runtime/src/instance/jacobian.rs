@@ -320,8 +320,7 @@ impl<M: Model> Jacobian<M> {
                 let Some(column) = self.state_column(only) else {
                     return false;
                 };
-                return self.rows_in_order(unknowns, column, seed[only], sensitivity)
-                    || self.read_rows(unknowns, column, seed[only], sensitivity);
+                return self.read_column(unknowns, column, seed[only], sensitivity);
             }
         }
         // Several knowns: each checked to be one (the role table held in a local, so that the
@@ -367,6 +366,37 @@ impl<M: Model> Jacobian<M> {
         let Some(column) = self.swept_column(k) else {
             return false;
         };
+        self.read_column(unknowns, column, v, sensitivity)
+    }
+
+    /// `sensitivity = v dy/dk` for `unknowns` y from `column`: the state derivatives in their
+    /// order, as a Model Exchange importer asks for them, compared and read in one loop the
+    /// state count unrolls; other unknowns by [`Jacobian::rows_in_order`] or one lookup each.
+    #[inline(always)]
+    fn read_column(
+        &self,
+        unknowns: &[u32],
+        column: Column<'_, M>,
+        v: f64,
+        sensitivity: &mut [f64],
+    ) -> bool {
+        let (rows, first, lane) = column;
+        let n = M::STATES;
+        if let (true, Some(rows), Some(want), Some(out)) = (
+            unknowns.len() == n && first == 0 && lane < <JetOf<M> as Lanes>::LANES,
+            rows.get(..n),
+            self.unknown_of_row.get(..n),
+            sensitivity.get_mut(..n),
+        ) {
+            let mut differ = 0;
+            for i in 0..n {
+                differ |= unknowns[i] ^ want[i];
+                out[i] = rows[i].eps()[lane] * v;
+            }
+            if differ == 0 {
+                return true;
+            }
+        }
         self.rows_in_order(unknowns, column, v, sensitivity)
             || self.read_rows(unknowns, column, v, sensitivity)
     }

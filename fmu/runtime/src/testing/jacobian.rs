@@ -32,6 +32,60 @@ fn moving_columns<M: Model>(instance: &Instance<M>, unknowns: &[u32], knowns: &[
 /// One entry that disagrees: unknown, known, exact, differences.
 pub type Disagreement = (&'static str, &'static str, f64, f64);
 
+/// The states' columns asked the ways importers ask them, each seed 2 on one state, against
+/// twice the columns `exact` (by unknown, then known): every unknown with the states seeded
+/// all at once; the state derivatives alone, in the state vector's order, by one state (as
+/// CVode asks) and with every state seeded. The entries that differ, as (unknown, known, got,
+/// expected).
+fn state_columns<M: Model>(
+    instance: &mut Instance<M>,
+    unknowns: &[u32],
+    knowns: &[u32],
+    exact: &[f64],
+) -> Result<Vec<(u32, u32, f64, f64)>, String> {
+    let (nu, nk) = (unknowns.len(), knowns.len());
+    let vars = &instance.vars;
+    let states: Vec<(usize, u32)> = (knowns.iter().copied().enumerate())
+        .filter(|(_, k)| vars[*k as usize].derivative.is_some())
+        .collect();
+    let state_refs: Vec<u32> = states.iter().map(|(_, k)| *k).collect();
+    // The state derivatives' rows, in the state vector's order.
+    let rates: Vec<usize> = (states.iter())
+        .map(|(_, k)| {
+            let name = vars[*k as usize].derivative;
+            (0..nu)
+                .find(|r| Some(vars[unknowns[*r] as usize].name) == name)
+                .ok_or_else(|| format!("no unknown for {name:?}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let rate_refs: Vec<u32> = rates.iter().map(|r| unknowns[*r]).collect();
+    let mut misses = Vec::new();
+    let (mut all, mut some) = (vec![0.0; nu], vec![0.0; rates.len()]);
+    for (i, (c, k)) in states.iter().enumerate() {
+        let unit: Vec<f64> = (0..states.len())
+            .map(|j| if i == j { 2.0 } else { 0.0 })
+            .collect();
+        instance.directional_derivative(unknowns, &state_refs, &unit, &mut all)?;
+        let mut check = |r: usize, got: f64| {
+            if got != 2.0 * exact[r * nk + c] {
+                misses.push((unknowns[r], *k, got / 2.0, exact[r * nk + c]));
+            }
+        };
+        for r in 0..nu {
+            check(r, all[r]);
+        }
+        instance.directional_derivative(&rate_refs, &[*k], &[2.0], &mut some)?;
+        for (r, got) in rates.iter().zip(&some) {
+            check(*r, *got);
+        }
+        instance.directional_derivative(&rate_refs, &state_refs, &unit, &mut some)?;
+        for (r, got) in rates.iter().zip(&some) {
+            check(*r, *got);
+        }
+    }
+    Ok(misses)
+}
+
 impl<M: Model> Run<M> {
     /// Every entry of the Jacobian of the outputs and state derivatives by the states and
     /// continuous inputs, from `fmi2GetDirectionalDerivative`'s code (one unit seed per
@@ -66,24 +120,7 @@ impl<M: Model> Run<M> {
                 exact[r * nk + c] = column[r];
             }
         }
-        // A unit seed (times 2) over every state in the state vector's order, as importers
-        // seed them all: twice the state's column.
-        let states: Vec<(usize, u32)> = (knowns.iter().copied().enumerate())
-            .filter(|(_, k)| instance.vars[*k as usize].derivative.is_some())
-            .collect();
-        let mut unit_misses = Vec::new();
-        let state_refs: Vec<u32> = states.iter().map(|(_, k)| *k).collect();
-        for (i, (c, k)) in states.iter().enumerate() {
-            let unit: Vec<f64> = (0..states.len())
-                .map(|j| if i == j { 2.0 } else { 0.0 })
-                .collect();
-            instance.directional_derivative(&unknowns, &state_refs, &unit, &mut column)?;
-            for r in 0..nu {
-                if column[r] != 2.0 * exact[r * nk + c] {
-                    unit_misses.push((unknowns[r], *k, column[r] / 2.0, exact[r * nk + c]));
-                }
-            }
-        }
+        let unit_misses = state_columns(instance, &unknowns, &knowns, &exact)?;
         // One call with every known seeded, and the adjoint, against the columns.
         let seed: Vec<f64> = (0..nk).map(|c| 0.5 + c as f64 * 0.25).collect();
         instance.directional_derivative(&unknowns, &knowns, &seed, &mut column)?;
