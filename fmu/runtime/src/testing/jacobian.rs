@@ -71,8 +71,8 @@ fn state_columns<M: Model>(
                 misses.push((unknowns[r], *k, got / 2.0, exact[r * nk + c]));
             }
         };
-        for r in 0..nu {
-            check(r, all[r]);
+        for (r, got) in all.iter().enumerate() {
+            check(r, *got);
         }
         instance.directional_derivative(&rate_refs, &[*k], &[2.0], &mut some)?;
         for (r, got) in rates.iter().zip(&some) {
