@@ -370,8 +370,9 @@ impl<M: Model> Jacobian<M> {
     }
 
     /// `sensitivity = v dy/dk` for `unknowns` y from `column`: the state derivatives in their
-    /// order, as a Model Exchange importer asks for them, compared and read in one loop the
-    /// state count unrolls; other unknowns by [`Jacobian::rows_in_order`] or one lookup each.
+    /// order, as a Model Exchange importer asks for them, in one loop the state count unrolls;
+    /// other rows in the order swept from three on ([`Jacobian::rows_in_order`]); else one
+    /// lookup each.
     #[inline(always)]
     fn read_column(
         &self,
@@ -380,25 +381,14 @@ impl<M: Model> Jacobian<M> {
         v: f64,
         sensitivity: &mut [f64],
     ) -> bool {
-        let (rows, first, lane) = column;
-        let n = M::STATES;
-        if let (true, Some(rows), Some(want), Some(out)) = (
-            unknowns.len() == n && first == 0 && lane < <JetOf<M> as Lanes>::LANES,
-            rows.get(..n),
-            self.unknown_of_row.get(..n),
-            sensitivity.get_mut(..n),
-        ) {
-            let mut differ = 0;
-            for i in 0..n {
-                differ |= unknowns[i] ^ want[i];
-                out[i] = rows[i].eps()[lane] * v;
-            }
-            if differ == 0 {
-                return true;
-            }
-        }
-        self.rows_in_order(unknowns, column, v, sensitivity)
-            || self.read_rows(unknowns, column, v, sensitivity)
+        let n = unknowns.len();
+        let in_order = if n == M::STATES {
+            self.rows_in_order(M::STATES, unknowns, column, v, sensitivity)
+        } else {
+            // Below three unknowns the loop costs more than the lookups it saves.
+            n >= 3 && self.rows_in_order(n, unknowns, column, v, sensitivity)
+        };
+        in_order || self.read_rows(unknowns, column, v, sensitivity)
     }
 
     /// `sensitivity = v dy/dk` from `column`, one checked read per unknown.
@@ -419,38 +409,37 @@ impl<M: Model> Jacobian<M> {
         true
     }
 
-    /// `sensitivity = v dy/dk` where the unknowns are the rows swept in their order from the
-    /// first (the state derivatives, as a Model Exchange importer asks for them): one read per
-    /// unknown, its value reference compared without a branch. Whether they were.
+    /// `sensitivity = v dy/dk` where the `n` unknowns are the rows swept in their order from
+    /// the first (the state derivatives, as a Model Exchange importer asks for them): one read
+    /// per unknown, its value reference compared without a branch. Whether they were. The
+    /// rows, the unknowns they hold and the sensitivities are taken as slices of length `n`,
+    /// so the loop reads them unchecked (and unrolls where `n` is a constant).
     #[inline(always)]
     fn rows_in_order(
         &self,
+        n: usize,
         unknowns: &[u32],
         (rows, first, lane): Column<'_, M>,
         v: f64,
         sensitivity: &mut [f64],
     ) -> bool {
-        let lanes = <JetOf<M> as Lanes>::LANES;
-        let n = unknowns.len();
-        // Below three unknowns the loop costs more than the lookups it saves. The rows, the
-        // unknowns they hold and the sensitivities are taken as slices of one length, so the
-        // loop reads them unchecked.
-        if n < 3 || first != 0 || lane >= lanes {
-            return false;
-        }
-        let (Some(rows), Some(want), Some(out)) = (
+        let (Some(unknowns), Some(rows), Some(want), Some(out)) = (
+            unknowns.get(..n),
             rows.get(..n),
             self.unknown_of_row.get(..n),
             sensitivity.get_mut(..n),
         ) else {
             return false;
         };
+        if first != 0 || lane >= <JetOf<M> as Lanes>::LANES {
+            return false;
+        }
         let mut differ = 0;
         for i in 0..n {
             differ |= unknowns[i] ^ want[i];
             out[i] = rows[i].eps()[lane] * v;
         }
-        differ == 0 && n == sensitivity.len()
+        differ == 0 && n == unknowns.len() && n == sensitivity.len()
     }
 
     /// Known `k`'s chunk, its rows swept at this point, the first of them and `k`'s lane there;
